@@ -1,0 +1,216 @@
+"""The checks ``check_content`` runs, and the admin runs on save.
+
+Each returns a list of problems (empty when the exercise is sound). Beyond the schema: every
+formula evaluates to a finite number in a known unit; every placeholder renders; every given is
+shown to the learner; the answer rounded to the figures the prompt asks for is accepted and every
+known mistake is rejected; choices have their correct option(s); an order is complete and
+consistent; table cells resolve; buggy lines are exactly the lines the fix changes; reference
+solutions pass their tests and starter code fails them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Iterable
+
+from apps.exercises.choices import AnswerFormat, ExerciseKind
+from apps.exercises.content.render import RenderError, placeholders, render
+from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
+from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
+from apps.exercises.grading import numeric
+from apps.exercises.grading.base import InvalidAnswer
+from apps.exercises.grading.formula import FormulaError, evaluate_all, names
+from apps.exercises.grading.structured import order_constraints
+from apps.sandbox import local
+from apps.sandbox.verdict import Case, decide
+
+KIND_FORMATS: dict[str, set[str]] = {
+    ExerciseKind.DERIVE: {AnswerFormat.NUMERIC, AnswerFormat.TABLE},
+    ExerciseKind.TRACE: {AnswerFormat.CHOICE},
+    ExerciseKind.DESIGN: {AnswerFormat.ORDER, AnswerFormat.CHOICE, AnswerFormat.NUMERIC},
+    ExerciseKind.BUILD: {AnswerFormat.CODE},
+    ExerciseKind.DEBUG: {AnswerFormat.LINES, AnswerFormat.CODE},
+}
+
+
+def texts(spec: ExerciseSpec) -> Iterable[tuple[str, str]]:
+    """Every piece of prose in an exercise, with where it lives."""
+    yield "prompt", spec.prompt
+    yield "explanation", spec.explanation
+    for i, hint in enumerate(spec.hints):
+        yield f"hints[{i}]", hint
+    for i, opt in enumerate(spec.options or []):
+        yield f"options[{i}].text", opt.text
+        yield f"options[{i}].feedback", opt.feedback
+    for step in spec.steps or []:
+        yield f"steps[{step.id}]", step.text
+    if spec.answer:
+        for kind, cands in (("alternates", spec.answer.alternates), ("mistakes", spec.answer.mistakes)):
+            for i, cand in enumerate(cands):
+                yield f"answer.{kind}[{i}].feedback", cand.feedback
+
+
+def check_exercise(spec: ExerciseSpec, *, run_code: bool = True) -> list[str]:
+    problems: list[str] = []
+    allowed = KIND_FORMATS.get(spec.kind)
+    if allowed is not None and spec.format not in allowed:
+        problems.append(f"a {spec.kind} exercise cannot use the {spec.format} format")
+    try:
+        resolved = resolve(spec)
+    except ContentError as exc:
+        return [*problems, str(exc)]
+    for where, text in texts(spec):
+        try:
+            render(text, resolved.scope)
+        except RenderError as exc:
+            problems.append(f"{where}: {exc}")
+    problems += _check_givens_shown(spec)
+    checkers: dict[str, Callable[[ExerciseSpec, ResolvedExercise], list[str]]] = {
+        AnswerFormat.NUMERIC: _check_numeric,
+        AnswerFormat.ORDER: _check_order,
+        AnswerFormat.TABLE: _check_table,
+        AnswerFormat.CHOICE: _check_choice,
+    }
+    if spec.format in checkers:
+        problems += checkers[spec.format](spec, resolved)
+    if spec.format == AnswerFormat.LINES:
+        problems += _check_lines(spec)
+    if spec.code is not None and run_code:
+        problems += check_code(spec.code, buggy=spec.format == AnswerFormat.LINES or spec.kind == ExerciseKind.DEBUG)
+    return problems
+
+
+def _check_givens_shown(spec: ExerciseSpec) -> list[str]:
+    shown: set[str] = set()
+    prose = [spec.prompt] + [o.text for o in spec.options or []] + [s.text for s in spec.steps or []]
+    for text in prose:
+        for expr in placeholders(text):
+            try:
+                shown |= names(expr)
+            except FormulaError:
+                continue  # reported by the render check
+    hidden = set(spec.givens) - shown - set(spec.implicit)
+    if spec.format == AnswerFormat.TABLE:
+        hidden = set()  # table givens are per row and shown in the grid
+    return [f"given {name!r} never appears in the prompt (show it, or list it under implicit)" for name in sorted(hidden)]
+
+
+def _check_numeric(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    assert spec.answer is not None and resolved.numeric is not None
+    return _check_target(resolved.numeric, spec.answer.sig_figs, "answer")
+
+
+def _check_target(target: numeric.NumericTarget, sig_figs: int, where: str) -> list[str]:
+    problems: list[str] = []
+    if not math.isfinite(target.value):
+        return [f"{where} is not finite"]
+    in_input = target.value / target.input_unit.scale
+    rounded = float(f"{in_input:.{sig_figs}g}")
+    typed = f"{rounded:.{sig_figs}g} {target.input_unit.label}"
+    try:
+        result = numeric.grade(typed, target)
+        if not result.correct:
+            problems.append(
+                f"{where}: the answer rounded to {sig_figs} figures ({typed}) is rejected; "
+                f"raise the tolerance ({target.tolerance}) or ask for more figures"
+            )
+    except InvalidAnswer as exc:
+        problems.append(f"{where}: the answer written as {typed!r} does not parse: {exc.message}")
+    for i, mistake in enumerate(target.mistakes):
+        if numeric.close(mistake.value, target.value, target.tolerance):
+            problems.append(f"{where}.mistakes[{i}] is within the tolerance of the answer, so it can never be reported")
+    for i, alt in enumerate(target.alternates):
+        for j, mistake in enumerate(target.mistakes):
+            if numeric.close(mistake.value, alt.value, alt.tolerance):
+                problems.append(f"{where}.mistakes[{j}] coincides with alternates[{i}]")
+    return problems
+
+
+def _check_choice(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    options = spec.options or []
+    texts_ = [o.text.strip() for o in options]
+    return ["two options have the same text"] if len(set(texts_)) != len(texts_) else []
+
+
+def _check_order(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    steps = spec.steps or []
+    listed = [s.id for s in steps]
+    position = {s: i for i, s in enumerate(listed)}
+    problems = []
+    for before, after in order_constraints(steps, spec.constraints):
+        if position[before] > position[after]:
+            problems.append(f"the listed order breaks its own constraint ({before} before {after})")
+    return problems
+
+
+def _check_table(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    problems: list[str] = []
+    columns = {c.key: c for c in spec.columns or []}
+    for row in spec.rows or []:
+        for col in columns.values():
+            if col.value is None and col.key not in row.values:
+                problems.append(f"row {row.key} has no value for column {col.key}")
+        for key in row.values:
+            if key not in columns and not isinstance(row.values[key], (int, float)):
+                problems.append(f"row {row.key}: {key} is not a column")
+    for cell_id, target in resolved.cells.items():
+        col = columns[cell_id.split(".", 1)[1]]
+        problems += _check_target(target, col.sig_figs, f"cell {cell_id}")
+    return problems
+
+
+def changed_lines(before: str, after: str) -> set[int]:
+    """1-based lines of ``before`` that ``after`` replaces or deletes."""
+    out: set[int] = set()
+    matcher = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            out.update(range(i1 + 1, i2 + 1))
+    return out
+
+
+def _check_lines(spec: ExerciseSpec) -> list[str]:
+    assert spec.code is not None and spec.buggy_lines is not None
+    n = len(spec.code.starter.splitlines())
+    problems = [f"buggy line {b} is outside the snippet (1–{n})" for b in spec.buggy_lines if not 1 <= b <= n]
+    changed = changed_lines(spec.code.starter, spec.code.solution)
+    if changed != set(spec.buggy_lines):
+        problems.append(f"buggy_lines {sorted(spec.buggy_lines)} differ from the lines the fix changes {sorted(changed)}")
+    return problems
+
+
+def code_cases(code: CodeSpec) -> list[Case]:
+    return [Case(c.id, c.args, c.kwargs, c.expected, c.rtol, c.atol) for c in code.cases]
+
+
+def check_code(code: CodeSpec, *, buggy: bool) -> list[str]:
+    problems: list[str] = []
+    if len(code.cases) < 3:
+        problems.append("code exercises need at least three test cases")
+    if any(c.expected is None for c in code.cases):
+        problems.append("a test case has no expected value")
+    cases = code_cases(code)
+    payload = [{"id": c.id, "args": c.args, "kwargs": c.kwargs} for c in cases]
+    try:
+        ref = decide(local.run(code.solution, code.entry, payload), cases, code.entry)
+        start = decide(local.run(code.starter, code.entry, payload), cases, code.entry)
+    except local.RunError as exc:
+        return [*problems, str(exc)]
+    if not ref.passed:
+        failed = [c.message for c in ref.cases if not c.passed] or [ref.message]
+        problems.append("the reference solution fails its tests: " + "; ".join(failed)[:1000])
+    if start.passed:
+        what = "buggy snippet" if buggy else "starter code"
+        problems.append(f"the {what} passes every test, so the tests cannot tell it from a solution")
+    return problems
+
+
+def check_chapter(chapter: ChapterSpec) -> list[str]:
+    try:
+        scope = dict(chapter.givens)
+        scope.update(evaluate_all(chapter.derived, scope))
+        render(chapter.intro, scope)
+    except (FormulaError, RenderError) as exc:
+        return [f"chapter {chapter.number} intro: {exc}"]
+    return []

@@ -1,0 +1,141 @@
+"""Reading workbooks from ``fixtures/workbooks/<slug>/``.
+
+Layout::
+
+    <slug>/workbook.yaml            slug, title, summary, prerequisites, position, source
+    <slug>/chapters/NN-name.yaml    one chapter: number, title, intro, exercises
+    <slug>/code/<dir>/starter.py    code exercises: what the learner starts from
+                     solution.py    the reference solution
+                     tests.py       CASES = [...], a literal list (read with ast, never executed)
+
+Code files are inlined into the exercise spec, and expected values a test leaves out are
+computed by running the reference solution (trusted content) in a subprocess.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec, WorkbookSpec
+from apps.sandbox import local
+
+
+class LoadError(ValueError):
+    """A content file that cannot be read or does not match the format. Names the file."""
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise LoadError(f"{path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise LoadError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def _format_validation(path: Path, exc: ValidationError) -> str:
+    lines = [f"{path}:"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        lines.append(f"  {where}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def read_cases(path: Path) -> list[dict[str, Any]]:
+    """The CASES literal of a tests.py, without executing the file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError) as exc:
+        raise LoadError(f"{path}: {exc}") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "CASES" for t in node.targets):
+            try:
+                cases = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise LoadError(f"{path}: CASES must be a literal list of dicts ({exc})") from None
+            if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+                raise LoadError(f"{path}: CASES must be a list of dicts")
+            return cases
+    raise LoadError(f"{path}: no CASES = [...] assignment")
+
+
+def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: bool) -> None:
+    code = raw.get("code")
+    if not isinstance(code, dict) or "dir" not in code:
+        return
+    folder = workbook_dir / "code" / str(code["dir"])
+    try:
+        code["starter"] = (folder / "starter.py").read_text(encoding="utf-8")
+        code["solution"] = (folder / "solution.py").read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LoadError(f"exercise {raw.get('number')}: {exc}") from None
+    cases = read_cases(folder / "tests.py")
+    if compute_expected and any("expected" not in c for c in cases):
+        report = local.run(code["solution"], str(code.get("entry")), [{"args": [], "kwargs": {}, **c} for c in cases])
+        results = {r["id"]: r for r in report.get("results", [])}
+        for case in cases:
+            if "expected" in case:
+                continue
+            result = results.get(case["id"])
+            if not result or not result.get("ok"):
+                detail = report.get("fatal") or (result or {}).get("error", "no result")
+                raise LoadError(f"exercise {raw.get('number')}: reference solution failed on {case['id']}: {detail}")
+            case["expected"] = result["value"]
+    code["cases"] = cases
+
+
+def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_glob: str = "*") -> WorkbookSpec:
+    """Read and validate one workbook folder. Raises LoadError with every problem found.
+
+    ``chapter_glob`` restricts which chapter files are read (``"03-*"``), for authors at work.
+    """
+    meta_path = workbook_dir / "workbook.yaml"
+    meta = _yaml(meta_path)
+    chapters: list[ChapterSpec] = []
+    problems: list[str] = []
+    for path in sorted((workbook_dir / "chapters").glob(f"{chapter_glob}.yaml")):
+        raw = _yaml(path)
+        try:
+            for ex in raw.get("exercises") or []:
+                if isinstance(ex, dict):
+                    _inline_code(ex, workbook_dir, compute_expected=compute_expected)
+            chapters.append(ChapterSpec.model_validate(raw))
+        except ValidationError as exc:
+            problems.append(_format_validation(path, exc))
+        except (LoadError, local.RunError) as exc:
+            problems.append(f"{path}: {exc}")
+    if problems:
+        raise LoadError("\n".join(problems))
+    try:
+        spec = WorkbookSpec.model_validate({**meta, "chapters": chapters})
+    except ValidationError as exc:
+        raise LoadError(_format_validation(meta_path, exc)) from None
+    numbers = [e.number for c in spec.chapters for e in c.exercises]
+    dupes = sorted({n for n in numbers if numbers.count(n) > 1})
+    if dupes:
+        raise LoadError(f"{workbook_dir}: exercise numbers used twice: {dupes}")
+    if workbook_dir.name != spec.slug:
+        raise LoadError(f"{meta_path}: slug {spec.slug!r} does not match its folder {workbook_dir.name!r}")
+    return spec
+
+
+def workbook_dirs(root: Path, slug: str | None = None) -> Iterator[Path]:
+    for path in sorted(root.iterdir()):
+        if (path / "workbook.yaml").is_file() and (slug is None or path.name == slug):
+            yield path
+
+
+def iter_exercises(spec: WorkbookSpec) -> Iterator[tuple[ChapterSpec, ExerciseSpec]]:
+    for chapter in spec.chapters:
+        for exercise in chapter.exercises:
+            yield chapter, exercise
+
+
+__all__ = ["CodeSpec", "LoadError", "iter_exercises", "load_workbook", "read_cases", "workbook_dirs"]

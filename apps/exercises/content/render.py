@@ -1,0 +1,137 @@
+"""Rendering prose: numbers from givens, then Markdown with math as MathML.
+
+A prompt says ``d = {{d}}`` and ``{{12*L*d**2 | sig4}}``; each ``{{ … }}`` is a formula evaluated
+by the safe evaluator over the exercise's givens and derived values, so the text and the answer
+come from the same numbers and cannot disagree. Filters: none (integers with separators, others
+4 significant figures), ``sigN``, ``int``, ``sci`` (5.88×10²¹), ``pct`` (99.2%), or a Python
+format spec such as ``.2f`` or ``,.0f``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+
+from latex2mathml.converter import convert as latex_to_mathml
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from apps.exercises.grading.formula import FormulaError, Number, evaluate
+
+PLACEHOLDER = re.compile(r"\{\{\s*(?P<expr>.+?)\s*(?:\|\s*(?P<filter>[^}]+?)\s*)?\}\}")
+_SPEC = re.compile(r"^[<>^=+\- #0]*\d*[,_]?(?:\.\d+)?[eEfFgG%n]?$")
+_SUP = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+class RenderError(ValueError):
+    """A placeholder that does not evaluate or format."""
+
+
+def format_value(value: Number, flt: str | None = None) -> str:
+    if flt is None:
+        if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return _sig(value, 4)
+    if flt.startswith("sig") and flt[3:].isdigit():
+        return _sig(value, int(flt[3:]))
+    if flt == "int":
+        return f"{round(value):,}"
+    if flt == "sci":
+        if value == 0:
+            return "0"
+        exp = math.floor(math.log10(abs(value)))
+        mant = value / 10**exp
+        return f"{mant:.3g}×10{str(exp).translate(_SUP)}"
+    if flt == "pct":
+        return _sig(value * 100, 3) + "%"
+    if _SPEC.match(flt):
+        try:
+            return format(float(value) if "f" in flt or "e" in flt or "%" in flt else value, flt)
+        except ValueError as exc:
+            raise RenderError(f"bad format {flt!r}: {exc}") from None
+    raise RenderError(f"unknown filter {flt!r}")
+
+
+def _sig(value: Number, sig: int) -> str:
+    if value == 0:
+        return "0"
+    exp = math.floor(math.log10(abs(value)))
+    decimals = max(0, sig - 1 - exp)
+    rounded = round(value, decimals)
+    if decimals == 0:
+        return f"{round(rounded):,}"
+    return f"{rounded:,.{decimals}f}"
+
+
+def substitute(text: str, scope: Mapping[str, Number]) -> str:
+    """Replace every ``{{ formula | filter }}`` in ``text``. Raises RenderError."""
+
+    def repl(m: re.Match[str]) -> str:
+        try:
+            value = evaluate(m.group("expr"), scope)
+        except FormulaError as exc:
+            raise RenderError(f"in {m.group(0)!r}: {exc}") from None
+        return format_value(value, m.group("filter"))
+
+    return PLACEHOLDER.sub(repl, text)
+
+
+def placeholders(text: str) -> list[str]:
+    return [m.group("expr") for m in PLACEHOLDER.finditer(text)]
+
+
+def _math_inline(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return _mathml(tokens[idx].content, display=False)
+
+
+def _math_block(self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    return _mathml(tokens[idx].content, display=True) + "\n"
+
+
+_MN_GROUP = re.compile(r"<mn>([\d,.]+)</mn><mo>&#x0002C;</mo><mn>(\d{3}(?:[.,]\d+)?)</mn>")
+
+
+def _mathml(latex: str, *, display: bool) -> str:
+    try:
+        out = str(latex_to_mathml(latex, display="block" if display else "inline"))
+    except Exception:  # noqa: BLE001 - latex2mathml raises many types; show the source instead
+        return f'<code class="math-error">{_escape(latex)}</code>'
+    # "4,096" in math is a number with a thousands separator, not 4 and 096 joined by a comma.
+    while True:
+        merged = _MN_GROUP.sub(r"<mn>\1,\2</mn>", out)
+        if merged == out:
+            return out
+        out = merged
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _markdown() -> MarkdownIt:
+    # Raw HTML off: prose is Markdown only, and the output is safe to mark as such in templates.
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md.use(dollarmath_plugin, allow_space=True, double_inline=True)
+    md.add_render_rule("math_inline", _math_inline)
+    md.add_render_rule("math_inline_double", _math_block)
+    md.add_render_rule("math_block", _math_block)
+    md.add_render_rule("math_block_label", _math_block)
+    return md
+
+
+_MD = _markdown()
+
+
+@lru_cache(maxsize=2048)
+def markdown_html(text: str) -> str:
+    return _MD.render(text)
+
+
+def render(text: str, scope: Mapping[str, Number]) -> str:
+    """Numbers from the scope, then Markdown to HTML."""
+    return markdown_html(substitute(text, scope))

@@ -1,0 +1,115 @@
+"""From a validated spec to what grading and display need: evaluated numbers and targets.
+
+``resolve`` evaluates the givens, derived values and answer formulas once; the result is cached
+per spec (versions are immutable), so the grading path does no parsing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from apps.exercises.choices import AnswerFormat
+from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, TableColumn
+from apps.exercises.grading.formula import FormulaError, Number, evaluate, evaluate_all
+from apps.exercises.grading.numeric import Candidate, NumericTarget, format_in
+from apps.exercises.grading.units import Unit, UnitError, unit
+
+
+class ContentError(ValueError):
+    """Content that does not resolve: a formula that fails, an unknown unit."""
+
+
+@dataclass(frozen=True)
+class ResolvedExercise:
+    spec: ExerciseSpec
+    scope: dict[str, Number]
+    numeric: NumericTarget | None = None
+    # Table answer cells by id ("<row key>.<column key>").
+    cells: dict[str, NumericTarget] = field(default_factory=dict)
+
+    @property
+    def answer_text(self) -> str | None:
+        """The answer as we would write it, in the question's input unit."""
+        if self.numeric is None or self.spec.answer is None:
+            return None
+        return format_in(self.numeric.value, self.numeric.input_unit, sig=self.spec.answer.sig_figs + 1)
+
+
+def grading_hash(spec: ExerciseSpec) -> str:
+    """Hash of what decides a verdict. Prose edits keep it; an answer change makes a new version."""
+    data = spec.model_dump(mode="json", exclude={"title", "prompt", "explanation", "hints", "difficulty"})
+    if data.get("options"):
+        data["options"] = [{"correct": o["correct"], "text": o["text"]} for o in data["options"]]
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _unit(text: str, where: str) -> Unit:
+    try:
+        return unit(text)
+    except UnitError as exc:
+        raise ContentError(f"{where}: {exc}") from None
+
+
+def _eval(formula: str, scope: dict[str, Number], where: str) -> Number:
+    try:
+        return evaluate(formula, scope)
+    except FormulaError as exc:
+        raise ContentError(f"{where}: {exc}") from None
+
+
+def numeric_target(
+    answer: NumericAnswer | TableColumn, scope: dict[str, Number], where: str
+) -> tuple[NumericTarget, Number]:
+    assert answer.value is not None and answer.unit is not None
+    answer_unit = _unit(answer.unit, f"{where}.unit")
+    input_unit = _unit(answer.input_unit or answer.unit, f"{where}.input_unit")
+    if input_unit.dim != answer_unit.dim:
+        raise ContentError(
+            f"{where}: input_unit {answer.input_unit!r} measures {input_unit.dim.describe()}, "
+            f"but unit {answer.unit!r} measures {answer_unit.dim.describe()}"
+        )
+    raw = _eval(answer.value, scope, f"{where}.value")
+    alternates: list[Candidate] = []
+    mistakes: list[Candidate] = []
+    if isinstance(answer, NumericAnswer):
+        for kind, source, out in (("alternates", answer.alternates, alternates), ("mistakes", answer.mistakes, mistakes)):
+            for i, cand in enumerate(source):
+                value = _eval(cand.value, scope, f"{where}.{kind}[{i}]") * answer_unit.scale
+                out.append(Candidate(value, cand.feedback, cand.tolerance if cand.tolerance is not None else answer.tolerance))
+    target = NumericTarget(
+        value=raw * answer_unit.scale,
+        dim=answer_unit.dim,
+        input_unit=input_unit,
+        tolerance=answer.tolerance,
+        alternates=tuple(alternates),
+        mistakes=tuple(mistakes),
+    )
+    return target, raw
+
+
+def resolve(spec: ExerciseSpec) -> ResolvedExercise:
+    """Evaluate a spec. Raises ContentError naming the failing field."""
+    try:
+        scope: dict[str, Number] = dict(spec.givens)
+        scope.update(evaluate_all(spec.derived, scope))
+    except FormulaError as exc:
+        raise ContentError(f"derived: {exc}") from None
+    numeric = None
+    cells: dict[str, NumericTarget] = {}
+    if spec.format == AnswerFormat.NUMERIC and spec.answer is not None:
+        numeric, raw = numeric_target(spec.answer, scope, "answer")
+        scope = {**scope, "answer": raw}
+    if spec.format == AnswerFormat.TABLE and spec.columns and spec.rows:
+        for row in spec.rows:
+            row_scope: dict[str, Number] = {
+                **scope,
+                **{k: v for k, v in row.values.items() if not isinstance(v, str)},
+            }
+            for col in spec.columns:
+                if col.value is not None:
+                    target, _ = numeric_target(col, row_scope, f"rows[{row.key}].{col.key}")
+                    cells[f"{row.key}.{col.key}"] = target
+    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells)

@@ -1,0 +1,241 @@
+"""The content format: what a chapter file under ``fixtures/workbooks/`` may say.
+
+Files are YAML; see ``fixtures/README.md`` for the guide. These models validate a file and are
+stored (as JSON) with each exercise version, so the database holds exactly what was checked.
+Validation here is structural; ``apps.exercises.content.checks`` evaluates formulas, renders
+templates and runs reference code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from apps.exercises.choices import AnswerFormat, ExerciseKind
+from apps.exercises.grading.formula import RESERVED_NAMES
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_NUMBER = re.compile(r"^(?:\d+\.\d+|q\d+[a-z]?)$")
+Scalar = int | float
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_names(names: list[str], what: str) -> None:
+    for name in names:
+        if not _IDENT.match(name):
+            raise ValueError(f"{what} name {name!r} is not an identifier")
+        if name in RESERVED_NAMES:
+            raise ValueError(f"{what} name {name!r} is reserved (a function or unit constant)")
+
+
+class Candidate(Strict):
+    """An accepted alternate reading, or a known mistake, with its own feedback."""
+
+    value: str = Field(description="formula in the answer's base units")
+    feedback: str
+    tolerance: float | None = Field(default=None, ge=0, lt=1)
+
+
+class NumericAnswer(Strict):
+    value: str = Field(description="formula over the givens and derived values, in `unit`")
+    unit: str = Field(description="the answer's unit, e.g. params, bytes, tokens/s")
+    input_unit: str | None = Field(default=None, description="how a bare number is read; defaults to `unit`")
+    tolerance: float = Field(default=0.005, ge=0, lt=1, description="relative tolerance")
+    sig_figs: int = Field(default=3, ge=1, le=12, description="an answer rounded to this many figures is accepted")
+    alternates: list[Candidate] = []
+    mistakes: list[Candidate] = []
+
+
+class ChoiceOption(Strict):
+    text: str
+    correct: bool = False
+    feedback: str = Field(description="why this option is right or wrong")
+
+
+class OrderStep(Strict):
+    id: str
+    text: str
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not _IDENT.match(v):
+            raise ValueError(f"step id {v!r} must be an identifier")
+        return v
+
+
+class TableColumn(Strict):
+    key: str
+    label: str
+    # An answer column has a formula over the row's values; the others are shown as given.
+    value: str | None = None
+    unit: str | None = None
+    input_unit: str | None = None
+    tolerance: float = Field(default=0.005, ge=0, lt=1)
+    sig_figs: int = Field(default=3, ge=1, le=12)
+
+    @model_validator(mode="after")
+    def _answer_column(self) -> Self:
+        if self.value is not None and self.unit is None:
+            raise ValueError(f"answer column {self.key!r} needs a unit")
+        return self
+
+
+class TableRow(Strict):
+    key: str
+    values: dict[str, Scalar | str]
+
+
+class CodeCase(Strict):
+    id: str
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    expected: Any = Field(default=None, description="omitted: computed from the reference solution")
+    rtol: float = 1e-6
+    atol: float = 1e-9
+
+
+class CodeSpec(Strict):
+    entry: str = Field(description="the function the learner writes")
+    dir: str = Field(description="folder (relative to the workbook) with starter.py, solution.py, tests.py")
+    starter: str = ""
+    solution: str = ""
+    cases: list[CodeCase] = []
+
+    @field_validator("entry")
+    @classmethod
+    def _entry(cls, v: str) -> str:
+        if not re.match(r"^[a-z_][a-z0-9_]*$", v):
+            raise ValueError(f"entry {v!r} must be a snake_case function name")
+        return v
+
+
+class ExerciseSpec(Strict):
+    number: str
+    title: str
+    kind: ExerciseKind
+    format: AnswerFormat
+    prompt: str
+    # Shown once solved or revealed. A choice may leave it out: its options' feedback explains.
+    explanation: str = ""
+    givens: dict[str, Scalar] = {}
+    derived: dict[str, str] = {}
+    # Givens the learner is expected to know rather than read in the prompt (bytes per BF16 value).
+    implicit: list[str] = []
+    hints: list[str] = []
+    difficulty: int = Field(default=2, ge=1, le=3)
+    answer: NumericAnswer | None = None
+    options: list[ChoiceOption] | None = None
+    multiple: bool = False
+    steps: list[OrderStep] | None = None
+    # Pairs (before, after) that a valid order must respect; absent: only the listed order is right.
+    constraints: list[tuple[str, str]] | None = None
+    columns: list[TableColumn] | None = None
+    rows: list[TableRow] | None = None
+    code: CodeSpec | None = None
+    buggy_lines: list[int] | None = None
+
+    @field_validator("number")
+    @classmethod
+    def _number(cls, v: str) -> str:
+        if not _NUMBER.match(v):
+            raise ValueError(f"exercise number {v!r} must look like 0.1 or q1a")
+        return v
+
+    @model_validator(mode="after")
+    def _by_format(self) -> Self:
+        _check_names(list(self.givens) + list(self.derived), "given/derived")
+        overlap = set(self.givens) & set(self.derived)
+        if overlap:
+            raise ValueError(f"names both given and derived: {sorted(overlap)}")
+        unknown_implicit = set(self.implicit) - set(self.givens)
+        if unknown_implicit:
+            raise ValueError(f"implicit names that are not givens: {sorted(unknown_implicit)}")
+        required = {
+            AnswerFormat.NUMERIC: ("answer",),
+            AnswerFormat.CHOICE: ("options",),
+            AnswerFormat.ORDER: ("steps",),
+            AnswerFormat.LINES: ("code", "buggy_lines"),
+            AnswerFormat.TABLE: ("columns", "rows"),
+            AnswerFormat.CODE: ("code",),
+        }[self.format]
+        for name in required:
+            if getattr(self, name) is None:
+                raise ValueError(f"a {self.format} exercise needs `{name}`")
+        allowed = set(required) | ({"code"} if self.format == AnswerFormat.LINES else set())
+        allowed |= {"constraints"} if self.format == AnswerFormat.ORDER else set()
+        for name in ("answer", "options", "steps", "constraints", "columns", "rows", "code", "buggy_lines"):
+            if getattr(self, name) is not None and name not in allowed:
+                raise ValueError(f"`{name}` does not belong in a {self.format} exercise")
+        if self.options is not None:
+            n_correct = sum(o.correct for o in self.options)
+            if len(self.options) < 2:
+                raise ValueError("a choice needs at least two options")
+            if n_correct == 0 or (not self.multiple and n_correct != 1):
+                raise ValueError("a single choice needs exactly one correct option; a multiple choice at least one")
+        if self.steps is not None:
+            ids = [s.id for s in self.steps]
+            if len(ids) < 2 or len(set(ids)) != len(ids):
+                raise ValueError("an order needs at least two steps with distinct ids")
+            for before, after in self.constraints or []:
+                if before not in ids or after not in ids:
+                    raise ValueError(f"constraint ({before}, {after}) names an unknown step")
+        if self.columns is not None and self.rows is not None:
+            keys = [c.key for c in self.columns]
+            if len(set(keys)) != len(keys) or not any(c.value for c in self.columns):
+                raise ValueError("a table needs distinct column keys and at least one answer column")
+            row_keys = [r.key for r in self.rows]
+            if len(set(row_keys)) != len(row_keys):
+                raise ValueError("table rows need distinct keys")
+        if not self.explanation.strip() and self.format != AnswerFormat.CHOICE:
+            raise ValueError("an explanation (the derivation shown after solving) is required")
+        if self.buggy_lines is not None and not self.buggy_lines:
+            raise ValueError("buggy_lines must name at least one line")
+        return self
+
+
+class ChapterSpec(Strict):
+    number: int = Field(ge=0)
+    title: str
+    intro: str = ""
+    givens: dict[str, Scalar] = {}
+    derived: dict[str, str] = {}
+    exercises: list[ExerciseSpec]
+
+    @model_validator(mode="after")
+    def _numbers(self) -> Self:
+        _check_names(list(self.givens) + list(self.derived), "given/derived")
+        numbers = [e.number for e in self.exercises]
+        if len(set(numbers)) != len(numbers):
+            raise ValueError(f"duplicate exercise numbers in chapter {self.number}")
+        for n in numbers:
+            if "." in n and int(n.split(".")[0]) != self.number:
+                raise ValueError(f"exercise {n} does not belong in chapter {self.number}")
+        return self
+
+
+class WorkbookSpec(Strict):
+    slug: str
+    title: str
+    summary: str
+    prerequisites: str = ""
+    position: int = 0
+    source: str = Field(default="", description="where the facts come from (seed file)")
+    chapters: list[ChapterSpec] = []
+
+    @field_validator("slug")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not _SLUG.match(v):
+            raise ValueError(f"slug {v!r} must be lowercase words joined by hyphens")
+        return v
+
+
+def spec_json(spec: BaseModel) -> dict[str, Any]:
+    return spec.model_dump(mode="json")

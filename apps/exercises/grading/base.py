@@ -1,0 +1,34 @@
+"""Types shared by every answer format's grader."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class InvalidAnswer(Exception):
+    """Input we cannot grade (unparseable, wrong dimension, malformed). Costs no attempt.
+
+    ``understood`` says what we read, so the learner can see exactly where we parted ways.
+    """
+
+    def __init__(self, code: str, message: str, *, understood: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.understood = understood
+
+
+@dataclass
+class GradeResult:
+    correct: bool
+    feedback: str
+    score: float = 0.0
+    # What we read from the input, stored with the attempt (value and unit for numeric answers).
+    parsed: dict[str, Any] = field(default_factory=dict)
+    # Format-specific verdict details: per-cell verdicts, the first misplaced step, and so on.
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.correct and self.score == 0.0:
+            self.score = 1.0

@@ -1,0 +1,334 @@
+"""Reading numbers as people type them, and grading them against a computed answer.
+
+Accepted: ``12.9B``, ``1.29e10``, ``12,910,000,000``, ``12.9 billion``, ``512 MiB``, ``0.5 GB``,
+``3.2 ms``, ``171k tokens/s``, ``$256``, ``75%``, ``1.29 × 10^10``. A bare number is read in
+the question's input unit (``124.3`` in a "M params" field is 124.3 million parameters).
+A trailing ``B`` means bytes when the question is about bytes and billion otherwise; the
+feedback always says which reading was taken.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from apps.exercises.grading.base import GradeResult, InvalidAnswer
+from apps.exercises.grading.units import (
+    DIMENSIONLESS,
+    MAGNITUDES,
+    Dim,
+    Unit,
+    UnitError,
+    lookup_atom,
+    magnitude_label,
+    parse_unit,
+)
+
+MAX_INPUT_LENGTH = 120
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_NUMBER_RE = re.compile(
+    r"""^(?P<sign>[-+])?\s*
+    (?P<mant>\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d{1,3}(?:[ ]\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)
+    (?:[eE](?P<e>[-+]?\d+)
+        |\s*[x×*·⋅]\s*10\s*(?:\^|\*\*)\s*(?P<pow>[-+]?\d+)
+        |\s*[x×*·⋅]?\s*(?<![\d.])10(?P<sup>[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+))?""",
+    re.VERBOSE,
+)
+_LEADING_NOISE = re.compile(r"^(?:~|≈|about\s+|approx\.?\s+|approximately\s+|=)\s*", re.IGNORECASE)
+
+
+@dataclass
+class Reading:
+    """What we read from the learner's text, before it is put in a question's context."""
+
+    number: float
+    magnitude: float = 1.0
+    unit: Unit | None = None  # an explicit unit the learner typed
+    notes: list[str] = field(default_factory=list)
+    text: str = ""  # normalized echo of the input
+
+    @property
+    def bare(self) -> bool:
+        return self.unit is None and self.magnitude == 1.0
+
+
+def _normalize(raw: str) -> str:
+    text = raw.strip().replace("\u2212", "-").replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    text = re.sub(r"(?<=\d)_(?=\d)", "", text)
+    text = _LEADING_NOISE.sub("", text)
+    return text.strip()
+
+
+def read(raw: str, *, expected: Dim) -> Reading:
+    """Read a learner's input. Raises InvalidAnswer('unparseable') with what we understood."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise InvalidAnswer("empty_answer", "Type a number, for example 124.3M or 8.59 GB.")
+    if len(raw) > MAX_INPUT_LENGTH:
+        raise InvalidAnswer("unparseable", f"That answer is longer than {MAX_INPUT_LENGTH} characters.")
+    text = _normalize(raw)
+    dollar_prefix = False
+    if text.startswith("$"):
+        dollar_prefix = True
+        text = text[1:].lstrip()
+    sign_first = re.match(r"^-\s*\$", raw.strip())
+    if sign_first:  # "-$5"
+        dollar_prefix, text = True, "-" + _normalize(raw).lstrip("-").lstrip().lstrip("$")
+    m = _NUMBER_RE.match(text)
+    if not m:
+        raise InvalidAnswer(
+            "unparseable",
+            f"We could not find a number at the start of '{raw.strip()}'. Try a form like 124.3M, 8.59 GB or 1.29e10.",
+        )
+    mant = m.group("mant")
+    rest = text[m.end() :].strip()
+    if re.match(r"^,\d", rest) or (("," in mant) and re.match(r"^0,", mant)):
+        raise InvalidAnswer("unparseable", "Use a dot for decimals (0.844), commas only between groups of three digits.")
+    number = float(mant.replace(",", "").replace(" ", ""))
+    if m.group("sign") == "-":
+        number = -number
+    exp_text = m.group("e") or m.group("pow") or (m.group("sup") or "").translate(_SUPERSCRIPTS)
+    sup = re.match(r"^[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+", rest)
+    if sup and mant == "10" and not exp_text:  # "10¹²" written on its own
+        number, exp_text, rest = 1.0, sup.group(0).translate(_SUPERSCRIPTS), rest[sup.end() :].strip()
+    if exp_text:
+        exponent = int(exp_text)
+        if abs(exponent) > 300:
+            raise InvalidAnswer("unparseable", "That exponent is out of range.")
+        number *= 10.0**exponent
+    if not math.isfinite(number):
+        raise InvalidAnswer("unparseable", "That number is out of range.")
+
+    reading = Reading(number=number)
+    if dollar_prefix:
+        reading.unit = lookup_atom("$").unit
+    _read_rest(rest, reading, expected)
+    reading.text = _echo(raw)
+    return reading
+
+
+def _read_rest(rest: str, reading: Reading, expected: Dim) -> None:
+    if not rest:
+        return
+    head, _, tail = rest.partition(" ")
+    # Attached or spaced magnitude: "12.9B", "171k tokens/s", "12.9 billion params".
+    word_match = re.match(r"^([A-Za-z]+)(.*)$", rest)
+    if word_match:
+        word, after = word_match.group(1), word_match.group(2).strip()
+        if word in MAGNITUDES:
+            takes_magnitude = _magnitude_wins(word, after, expected)
+            if takes_magnitude:
+                reading.magnitude = MAGNITUDES[word]
+                label = magnitude_label(reading.magnitude)
+                if word in ("B", "b"):
+                    reading.notes.append(f"read '{word}' as billion")
+                elif label and word not in (label, label + "s"):
+                    reading.notes.append(f"read '{word}' as {label}")
+                rest = after
+        elif word == "m" and expected.has("second"):
+            raise InvalidAnswer("unparseable", "'m' is ambiguous here: write min for minutes or ms for milliseconds.")
+    del head, tail
+    if not rest:
+        return
+    try:
+        unit_reading = parse_unit(rest)
+    except UnitError as exc:
+        raise InvalidAnswer("unparseable", f"We read the number {_fmt(reading.number)} but not the unit: {exc}.") from None
+    unit = unit_reading.unit
+    reading.notes.extend(unit_reading.notes)
+    if unit_reading.ambiguous_flops:
+        rate = Dim.of("FLOP") / Dim.of("second")
+        if (reading.unit.dim if reading.unit else DIMENSIONLESS) * unit.dim / Dim.of("second") == expected:
+            unit = unit / Unit(1.0, Dim.of("second"), "s")
+            reading.notes.append("read FLOPS as a rate, FLOP per second")
+        elif expected == rate:
+            pass
+        else:
+            reading.notes.append("read FLOPs as a count of operations")
+    reading.unit = reading.unit * unit if reading.unit else unit
+
+
+def _magnitude_wins(word: str, after: str, expected: Dim) -> bool:
+    """Whether a word like B/M/k after a number is a magnitude (billion) or a unit (bytes)."""
+    next_is_unit = bool(after) and re.match(r"^[A-Za-zµμ$%×¢]", after) is not None
+    if word == "B":
+        return next_is_unit or not expected.has("byte")
+    if word == "b":
+        if expected.has("byte") and not next_is_unit:
+            raise InvalidAnswer("unparseable", "'b' is ambiguous here: write B or bytes for bytes, bits for bits.")
+        return True
+    return True
+
+
+def _echo(raw: str) -> str:
+    return re.sub(r"\s+", " ", raw.strip())
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float, sig: int = 6) -> str:
+    """Readable number: thousands separators for ordinary sizes, ×10ⁿ for very large/small."""
+    if value == 0:
+        return "0"
+    mag = abs(value)
+    if mag >= 1e15 or mag < 1e-4:
+        exp = math.floor(math.log10(mag))
+        mant = value / 10**exp
+        mant_text = f"{mant:.{sig - 1}g}"
+        return f"{mant_text}×10^{exp}"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    rounded = float(f"{value:.{sig}g}")
+    if rounded == int(rounded):
+        return f"{int(rounded):,}"
+    decimals = max(0, sig - 1 - math.floor(math.log10(mag)))
+    return f"{rounded:,.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def format_number(value: float, sig: int = 6) -> str:
+    return _fmt(value, sig)
+
+
+def format_base(value: float, dim: Dim) -> str:
+    label = dim.label()
+    if label == "$":
+        return f"${_fmt(value)}"
+    return f"{_fmt(value)} {label}".rstrip()
+
+
+def format_in(value: float, unit: Unit, sig: int = 4) -> str:
+    """A base-unit value written in ``unit`` (``8.59 GB``, ``124.3 M params``)."""
+    number = _fmt(value / unit.scale, sig)
+    if unit.label.startswith("$"):
+        return f"${number}{unit.label[1:]}"
+    return f"{number} {unit.label}".rstrip()
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantities in a question's context, and grading
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    value: float  # base units
+    dim: Dim
+    understood: str  # "512 MiB = 536,870,912 bytes"
+    notes: tuple[str, ...]
+    reading_of_bare: str | None  # which unit a bare number was read in
+
+
+def interpret(reading: Reading, *, expected: Dim, input_unit: Unit) -> Interpretation:
+    """Put a reading in the question's context: which value, in base units, it stands for."""
+    notes = tuple(reading.notes)
+    if reading.unit is not None:
+        value = reading.number * reading.magnitude * reading.unit.scale
+        dim = reading.unit.dim
+        bare_as = None
+    elif reading.magnitude != 1.0:
+        value, dim, bare_as = reading.number * reading.magnitude, expected, None
+    else:
+        value, dim, bare_as = reading.number * input_unit.scale, input_unit.dim, input_unit.label
+    if dim != expected:
+        raise InvalidAnswer(
+            "wrong_dimension",
+            f"We read '{reading.text}' as {dim.describe()}, but this question asks for {expected.describe()}."
+            + (f" ({'; '.join(notes)})" if notes else ""),
+            understood=_understood(reading, value, dim, bare_as, notes, input_unit),
+        )
+    return Interpretation(value, dim, _understood(reading, value, dim, bare_as, notes, input_unit), notes, bare_as)
+
+
+def _understood(
+    reading: Reading, value: float, dim: Dim, bare_as: str | None, notes: tuple[str, ...], input_unit: Unit
+) -> str:
+    shown = reading.text if bare_as is None else f"{reading.text} {bare_as}".strip()
+    # Simple quantities read back in base units (536,870,912 bytes); rates in the question's unit.
+    simple = sum(abs(e) for e in dim.exps) <= 1
+    base = format_base(value, dim) if simple or dim != input_unit.dim else format_in(value, input_unit, sig=6)
+    text = shown if base.replace(" ", "") == shown.replace(" ", "") else f"{shown} = {base}"
+    if notes:
+        text += f" ({'; '.join(notes)})"
+    return text
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An accepted alternate or a known mistake: a value in base units with its feedback."""
+
+    value: float
+    feedback: str
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class NumericTarget:
+    value: float
+    dim: Dim
+    input_unit: Unit
+    tolerance: float
+    alternates: tuple[Candidate, ...] = ()
+    mistakes: tuple[Candidate, ...] = ()
+
+
+def close(value: float, target: float, tolerance: float) -> bool:
+    slack = 1e-9 * max(1.0, abs(target))
+    return abs(value - target) <= tolerance * abs(target) + slack
+
+
+# Exact factors that betray a unit slip rather than a wrong method.
+_FACTORS: tuple[tuple[float, str], ...] = (
+    (1e3, "a factor of 1,000 — check the unit prefix (k/M/G/T)"),
+    (1e6, "a factor of 10⁶ — check the unit prefix"),
+    (1e9, "a factor of 10⁹ — check the unit prefix"),
+    (1e12, "a factor of 10¹² — check the unit prefix"),
+    (8.0, "a factor of 8 — bits versus bytes?"),
+    (2**10 / 1e3, "the ratio between binary and decimal prefixes (KiB vs kB)"),
+    (2**20 / 1e6, "the ratio between binary and decimal prefixes (MiB vs MB)"),
+    (2**30 / 1e9, "the ratio between binary and decimal prefixes (GiB vs GB)"),
+    (2**40 / 1e12, "the ratio between binary and decimal prefixes (TiB vs TB)"),
+    (100.0, "a factor of 100 — a percentage written as a fraction, or the reverse?"),
+    (2.0, "a factor of 2 — a multiply-add counted once, or K and V counted once?"),
+)
+
+
+def factor_hint(value: float, target: float, tolerance: float) -> str | None:
+    if target == 0 or value == 0:
+        return None
+    ratio = value / target
+    for factor, text in _FACTORS:
+        for f, direction in ((factor, "too large"), (1 / factor, "too small")):
+            if close(ratio, f, max(tolerance, 1e-6)):
+                return f"Your answer is {direction} by {text}."
+    return None
+
+
+def grade(raw: str, target: NumericTarget) -> GradeResult:
+    reading = read(raw, expected=target.dim)
+    interpretation = interpret(reading, expected=target.dim, input_unit=target.input_unit)
+    readings = [interpretation.value]
+    if reading.bare and target.input_unit.scale != 1.0:
+        # "12910000000" in a billions field is the full count, not 12.9×10¹⁸.
+        readings.append(reading.number)
+    parsed = {
+        "value": interpretation.value,
+        "unit": target.dim.label(),
+        "understood": interpretation.understood,
+    }
+    for value in readings:
+        note = "" if value == interpretation.value else f" (read as {format_base(value, target.dim)})"
+        if close(value, target.value, target.tolerance):
+            return GradeResult(True, "Correct." + note, parsed={**parsed, "value": value})
+        for alt in target.alternates:
+            if close(value, alt.value, alt.tolerance):
+                return GradeResult(True, f"Accepted. {alt.feedback}{note}", parsed={**parsed, "value": value})
+    value = interpretation.value
+    for mistake in target.mistakes:
+        if close(value, mistake.value, mistake.tolerance):
+            return GradeResult(False, mistake.feedback, parsed=parsed, details={"mistake": True})
+    hint = factor_hint(value, target.value, target.tolerance)
+    return GradeResult(False, hint or "Not quite. Check each step against the givens.", parsed=parsed)

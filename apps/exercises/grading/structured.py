@@ -1,0 +1,115 @@
+"""Graders for choice, order, line-selection and table answers.
+
+They work on the author's own indices and ids; the service maps the opaque ids shown to a
+learner back to these before calling them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from apps.exercises.content.schema import ChoiceOption, OrderStep
+from apps.exercises.grading import numeric
+from apps.exercises.grading.base import GradeResult, InvalidAnswer
+
+
+def grade_choice(options: Sequence[ChoiceOption], chosen: Sequence[int], *, multiple: bool) -> GradeResult:
+    picked = set(chosen)
+    if len(picked) != len(chosen):
+        raise InvalidAnswer("bad_payload", "An option was chosen twice.")
+    if not picked:
+        raise InvalidAnswer("empty_answer", "Choose an option." if not multiple else "Choose at least one option.")
+    if not multiple and len(picked) != 1:
+        raise InvalidAnswer("bad_payload", "Choose exactly one option.")
+    correct = {i for i, o in enumerate(options) if o.correct}
+    parsed = {"choices": sorted(picked)}
+    if picked == correct:
+        return GradeResult(True, " ".join(options[i].feedback for i in sorted(picked)), parsed=parsed)
+    wrong = sorted(picked - correct)
+    if not multiple:
+        return GradeResult(False, options[wrong[0]].feedback, parsed=parsed)
+    parts = [options[i].feedback for i in wrong]
+    missed = len(correct - picked)
+    if missed:
+        parts.append(f"{missed} correct option{'s' if missed > 1 else ''} not selected.")
+    score = max(0.0, (len(picked & correct) - len(wrong)) / len(correct))
+    return GradeResult(False, " ".join(parts), score=score, parsed=parsed, details={"wrong": len(wrong), "missed": missed})
+
+
+def order_constraints(steps: Sequence[OrderStep], constraints: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    """Explicit (before, after) pairs, or the listed order as a chain when none are given."""
+    if constraints:
+        return list(constraints)
+    ids = [s.id for s in steps]
+    return list(zip(ids, ids[1:], strict=False))
+
+
+def grade_order(
+    steps: Sequence[OrderStep], constraints: Sequence[tuple[str, str]] | None, order: Sequence[str]
+) -> GradeResult:
+    ids = [s.id for s in steps]
+    if sorted(order) != sorted(ids):
+        raise InvalidAnswer("bad_payload", f"Place every step exactly once ({len(ids)} steps).")
+    text = {s.id: s.text for s in steps}
+    position = {step_id: i for i, step_id in enumerate(order)}
+    parsed = {"order": list(order)}
+    pairs = order_constraints(steps, constraints)
+    for i, step_id in enumerate(order):
+        for before, after in pairs:
+            if after == step_id and position[before] > i:
+                return GradeResult(
+                    False,
+                    f"Step {i + 1}, “{text[step_id]}”, is out of place: it needs “{text[before]}” first.",
+                    parsed=parsed,
+                    details={"first_misplaced": i + 1},
+                )
+    return GradeResult(True, "Correct order.", parsed=parsed)
+
+
+def grade_lines(buggy: Sequence[int], chosen: Sequence[int], *, line_count: int) -> GradeResult:
+    picked = set(chosen)
+    if not picked:
+        raise InvalidAnswer("empty_answer", "Select at least one line.")
+    outside = sorted(n for n in picked if not 1 <= n <= line_count)
+    if outside:
+        raise InvalidAnswer("bad_payload", f"The snippet has lines 1–{line_count}; {outside} is outside it.")
+    bugs = set(buggy)
+    parsed = {"lines": sorted(picked)}
+    if picked == bugs:
+        return GradeResult(True, "Found it." if len(bugs) == 1 else f"Found all {len(bugs)} buggy lines.", parsed=parsed)
+    fine = sorted(picked - bugs)
+    found = len(picked & bugs)
+    parts = []
+    if fine:
+        parts.append(f"Line{'s' if len(fine) > 1 else ''} {', '.join(map(str, fine))} {'are' if len(fine) > 1 else 'is'} fine.")
+    if found < len(bugs):
+        parts.append(f"You found {found} of {len(bugs)} buggy line{'s' if len(bugs) > 1 else ''}.")
+    return GradeResult(False, " ".join(parts), score=found / len(bugs) if not fine else 0.0, parsed=parsed)
+
+
+def grade_table(targets: Mapping[str, numeric.NumericTarget], labels: Mapping[str, str], cells: Mapping[str, str]) -> GradeResult:
+    unknown = sorted(set(cells) - set(targets))
+    if unknown:
+        raise InvalidAnswer("bad_payload", f"Unknown cells: {', '.join(unknown)}.")
+    missing = [labels[c] for c in targets if not str(cells.get(c, "")).strip()]
+    if missing:
+        raise InvalidAnswer("empty_answer", f"Fill in every cell (missing: {', '.join(missing)}).")
+    verdicts: dict[str, dict[str, object]] = {}
+    for cell_id, target in targets.items():
+        try:
+            result = numeric.grade(str(cells[cell_id]), target)
+        except InvalidAnswer as exc:
+            raise InvalidAnswer(exc.code, f"{labels[cell_id]}: {exc.message}", understood=exc.understood) from None
+        verdicts[cell_id] = {"correct": result.correct, "feedback": result.feedback, "understood": result.parsed["understood"]}
+    right = sum(bool(v["correct"]) for v in verdicts.values())
+    total = len(verdicts)
+    parsed = {"cells": {c: {"value": cells[c]} for c in targets}}
+    if right == total:
+        return GradeResult(True, f"All {total} cells correct.", parsed=parsed, details={"cells": verdicts})
+    return GradeResult(
+        False,
+        f"{right} of {total} cells correct.",
+        score=right / total,
+        parsed=parsed,
+        details={"cells": verdicts},
+    )
