@@ -43,5 +43,7 @@ def run(source: str, entry: str, cases: list[dict[str, Any]], *, timeout: float 
     try:
         report: dict[str, Any] = json.loads(proc.stdout)
     except json.JSONDecodeError:
-        raise RunError(f"{entry}: the harness reported nothing (exit {proc.returncode}): {proc.stderr[-2000:]}") from None
+        raise RunError(
+            f"{entry}: the harness reported nothing (exit {proc.returncode}): {proc.stderr[-2000:]}"
+        ) from None
     return report

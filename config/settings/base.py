@@ -5,9 +5,15 @@ executes Celery tasks in-process, so `make run` needs nothing but Python. Set th
 PostgreSQL (psycopg 3) and Redis.
 """
 
+from pathlib import Path
 from typing import Any
 
+import django_stubs_ext
+
 from config.env import BASE_DIR, env
+
+# Lets generic Django classes (ModelAdmin[Model], QuerySet[Model]) be subscripted at runtime.
+django_stubs_ext.monkeypatch()
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-insecure-secret-key-change-me")
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -23,6 +29,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI assets served locally: no CDN needed
     "apps.core",
     "apps.accounts",
     "apps.exercises",
@@ -112,12 +119,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-CONTENT_DIR = env.path("CONTENT_DIR", default=BASE_DIR / "fixtures" / "workbooks")
+CONTENT_DIR = Path(env.str("CONTENT_DIR", default=str(BASE_DIR / "fixtures" / "workbooks")))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -131,6 +139,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "attempts": env.str("THROTTLE_ATTEMPTS", default="30/min"),
         "auth": env.str("THROTTLE_AUTH", default="20/min"),
+        "preview": env.str("THROTTLE_PREVIEW", default="240/min"),
     },
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
@@ -144,6 +153,8 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "VerdictEnum": "apps.exercises.models.Verdict",
@@ -152,7 +163,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"kv": {"()": "apps.core.logging.KeyValueFormatter"}},

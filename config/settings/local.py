@@ -4,7 +4,7 @@ from config.env import env
 from config.settings.base import *  # noqa: F403
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
-REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [  # noqa: F405
+REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
     "rest_framework.renderers.JSONRenderer",
     "rest_framework.renderers.BrowsableAPIRenderer",
 ]

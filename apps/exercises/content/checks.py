@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from apps.exercises.choices import AnswerFormat, ExerciseKind
-from apps.exercises.content.render import RenderError, placeholders, render
+from apps.exercises.content.render import RenderError, placeholders, render, unrendered_math
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.grading import numeric
@@ -62,9 +62,13 @@ def check_exercise(spec: ExerciseSpec, *, run_code: bool = True) -> list[str]:
         return [*problems, str(exc)]
     for where, text in texts(spec):
         try:
-            render(text, resolved.scope)
+            html = render(text, resolved.scope)
         except RenderError as exc:
             problems.append(f"{where}: {exc}")
+            continue
+        problems += [
+            f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)" for m in unrendered_math(html)
+        ]
     problems += _check_givens_shown(spec)
     checkers: dict[str, Callable[[ExerciseSpec, ResolvedExercise], list[str]]] = {
         AnswerFormat.NUMERIC: _check_numeric,
@@ -93,7 +97,9 @@ def _check_givens_shown(spec: ExerciseSpec) -> list[str]:
     hidden = set(spec.givens) - shown - set(spec.implicit)
     if spec.format == AnswerFormat.TABLE:
         hidden = set()  # table givens are per row and shown in the grid
-    return [f"given {name!r} never appears in the prompt (show it, or list it under implicit)" for name in sorted(hidden)]
+    return [
+        f"given {name!r} never appears in the prompt (show it, or list it under implicit)" for name in sorted(hidden)
+    ]
 
 
 def _check_numeric(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
@@ -176,7 +182,9 @@ def _check_lines(spec: ExerciseSpec) -> list[str]:
     problems = [f"buggy line {b} is outside the snippet (1–{n})" for b in spec.buggy_lines if not 1 <= b <= n]
     changed = changed_lines(spec.code.starter, spec.code.solution)
     if changed != set(spec.buggy_lines):
-        problems.append(f"buggy_lines {sorted(spec.buggy_lines)} differ from the lines the fix changes {sorted(changed)}")
+        problems.append(
+            f"buggy_lines {sorted(spec.buggy_lines)} differ from the lines the fix changes {sorted(changed)}"
+        )
     return problems
 
 
@@ -210,7 +218,7 @@ def check_chapter(chapter: ChapterSpec) -> list[str]:
     try:
         scope = dict(chapter.givens)
         scope.update(evaluate_all(chapter.derived, scope))
-        render(chapter.intro, scope)
+        html = render(chapter.intro, scope)
     except (FormulaError, RenderError) as exc:
         return [f"chapter {chapter.number} intro: {exc}"]
-    return []
+    return [f"chapter {chapter.number} intro: math not rendered: {m!r}" for m in unrendered_math(html)]

@@ -34,7 +34,7 @@ class RenderError(ValueError):
 
 def format_value(value: Number, flt: str | None = None) -> str:
     if flt is None:
-        if isinstance(value, int) or float(value).is_integer() and abs(value) < 1e15:
+        if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e15):
             return f"{int(value):,}"
         return _sig(value, 4)
     if flt.startswith("sig") and flt[3:].isdigit():
@@ -58,12 +58,13 @@ def format_value(value: Number, flt: str | None = None) -> str:
 
 
 def _sig(value: Number, sig: int) -> str:
+    """``sig`` significant figures with separators: 81937 → 82,000 (sig2); 0.0123 → 0.012."""
     if value == 0:
         return "0"
     exp = math.floor(math.log10(abs(value)))
-    decimals = max(0, sig - 1 - exp)
-    rounded = round(value, decimals)
-    if decimals == 0:
+    decimals = sig - 1 - exp
+    rounded = round(float(value), decimals)
+    if decimals <= 0:
         return f"{round(rounded):,}"
     return f"{rounded:,.{decimals}f}"
 
@@ -116,7 +117,9 @@ def _escape(text: str) -> str:
 def _markdown() -> MarkdownIt:
     # Raw HTML off: prose is Markdown only, and the output is safe to mark as such in templates.
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
-    md.use(dollarmath_plugin, allow_space=True, double_inline=True)
+    # No space inside the dollars and no digit outside them: "$3/hour and $72/day" stays money,
+    # "$12Ld^2$" is math.
+    md.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
     md.add_render_rule("math_inline", _math_inline)
     md.add_render_rule("math_inline_double", _math_block)
     md.add_render_rule("math_block", _math_block)
@@ -129,7 +132,15 @@ _MD = _markdown()
 
 @lru_cache(maxsize=2048)
 def markdown_html(text: str) -> str:
-    return _MD.render(text)
+    return str(_MD.render(text))
+
+
+_UNRENDERED_MATH = re.compile(r"\$[^$<>]*[\\^_{}][^$<>]*\$")
+
+
+def unrendered_math(html: str) -> list[str]:
+    """Dollar-delimited TeX that survived rendering (usually a space just inside the dollars)."""
+    return _UNRENDERED_MATH.findall(html)
 
 
 def render(text: str, scope: Mapping[str, Number]) -> str:

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 
 from apps.exercises.choices import AnswerFormat
+from apps.exercises.content.render import RenderError, substitute
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, TableColumn
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, evaluate_all
 from apps.exercises.grading.numeric import Candidate, NumericTarget, format_in
@@ -75,10 +76,18 @@ def numeric_target(
     alternates: list[Candidate] = []
     mistakes: list[Candidate] = []
     if isinstance(answer, NumericAnswer):
-        for kind, source, out in (("alternates", answer.alternates, alternates), ("mistakes", answer.mistakes, mistakes)):
+        for kind, source, out in (
+            ("alternates", answer.alternates, alternates),
+            ("mistakes", answer.mistakes, mistakes),
+        ):
             for i, cand in enumerate(source):
                 value = _eval(cand.value, scope, f"{where}.{kind}[{i}]") * answer_unit.scale
-                out.append(Candidate(value, cand.feedback, cand.tolerance if cand.tolerance is not None else answer.tolerance))
+                try:
+                    feedback = substitute(cand.feedback, {**scope, "answer": raw})
+                except RenderError as exc:
+                    raise ContentError(f"{where}.{kind}[{i}].feedback: {exc}") from None
+                tolerance = cand.tolerance if cand.tolerance is not None else answer.tolerance
+                out.append(Candidate(value, feedback, tolerance))
     target = NumericTarget(
         value=raw * answer_unit.scale,
         dim=answer_unit.dim,

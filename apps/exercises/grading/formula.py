@@ -112,9 +112,7 @@ def _check_node(node: ast.AST, source: str) -> None:
         raise FormulaError(f"operator {type(node.op).__name__} is not allowed ({source!r})")
     if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.UAdd, ast.USub)):
         raise FormulaError(f"operator {type(node.op).__name__} is not allowed ({source!r})")
-    if isinstance(node, ast.Constant) and (
-        isinstance(node.value, bool) or not isinstance(node.value, (int, float))
-    ):
+    if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, (int, float))):
         raise FormulaError(f"only numbers may appear as literals ({source!r})")
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
@@ -127,9 +125,7 @@ def names(source: str) -> set[str]:
     """The variable names a formula refers to (excluding functions and constants)."""
     tree = parse(source)
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in called and n.id not in CONSTANTS
-    }
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in called and n.id not in CONSTANTS}
 
 
 def evaluate(source: str, variables: Mapping[str, Number]) -> Number:

@@ -84,7 +84,9 @@ def read(raw: str, *, expected: Dim) -> Reading:
     mant = m.group("mant")
     rest = text[m.end() :].strip()
     if re.match(r"^,\d", rest) or (("," in mant) and re.match(r"^0,", mant)):
-        raise InvalidAnswer("unparseable", "Use a dot for decimals (0.844), commas only between groups of three digits.")
+        raise InvalidAnswer(
+            "unparseable", "Use a dot for decimals (0.844), commas only between groups of three digits."
+        )
     number = float(mant.replace(",", "").replace(" ", ""))
     if m.group("sign") == "-":
         number = -number
@@ -134,7 +136,9 @@ def _read_rest(rest: str, reading: Reading, expected: Dim) -> None:
     try:
         unit_reading = parse_unit(rest)
     except UnitError as exc:
-        raise InvalidAnswer("unparseable", f"We read the number {_fmt(reading.number)} but not the unit: {exc}.") from None
+        raise InvalidAnswer(
+            "unparseable", f"We read the number {_fmt(reading.number)} but not the unit: {exc}."
+        ) from None
     unit = unit_reading.unit
     reading.notes.extend(unit_reading.notes)
     if unit_reading.ambiguous_flops:

@@ -7,6 +7,7 @@ learner back to these before calling them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 from apps.exercises.content.schema import ChoiceOption, OrderStep
 from apps.exercises.grading import numeric
@@ -33,15 +34,18 @@ def grade_choice(options: Sequence[ChoiceOption], chosen: Sequence[int], *, mult
     if missed:
         parts.append(f"{missed} correct option{'s' if missed > 1 else ''} not selected.")
     score = max(0.0, (len(picked & correct) - len(wrong)) / len(correct))
-    return GradeResult(False, " ".join(parts), score=score, parsed=parsed, details={"wrong": len(wrong), "missed": missed})
+    return GradeResult(
+        False, " ".join(parts), score=score, parsed=parsed, details={"wrong": len(wrong), "missed": missed}
+    )
 
 
-def order_constraints(steps: Sequence[OrderStep], constraints: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+def order_constraints(
+    steps: Sequence[OrderStep], constraints: Sequence[tuple[str, str]] | None
+) -> list[tuple[str, str]]:
     """Explicit (before, after) pairs, or the listed order as a chain when none are given."""
     if constraints:
         return list(constraints)
-    ids = [s.id for s in steps]
-    return list(zip(ids, ids[1:], strict=False))
+    return list(pairwise(s.id for s in steps))
 
 
 def grade_order(
@@ -76,18 +80,24 @@ def grade_lines(buggy: Sequence[int], chosen: Sequence[int], *, line_count: int)
     bugs = set(buggy)
     parsed = {"lines": sorted(picked)}
     if picked == bugs:
-        return GradeResult(True, "Found it." if len(bugs) == 1 else f"Found all {len(bugs)} buggy lines.", parsed=parsed)
+        return GradeResult(
+            True, "Found it." if len(bugs) == 1 else f"Found all {len(bugs)} buggy lines.", parsed=parsed
+        )
     fine = sorted(picked - bugs)
     found = len(picked & bugs)
     parts = []
     if fine:
-        parts.append(f"Line{'s' if len(fine) > 1 else ''} {', '.join(map(str, fine))} {'are' if len(fine) > 1 else 'is'} fine.")
+        parts.append(
+            f"Line{'s' if len(fine) > 1 else ''} {', '.join(map(str, fine))} {'are' if len(fine) > 1 else 'is'} fine."
+        )
     if found < len(bugs):
         parts.append(f"You found {found} of {len(bugs)} buggy line{'s' if len(bugs) > 1 else ''}.")
     return GradeResult(False, " ".join(parts), score=found / len(bugs) if not fine else 0.0, parsed=parsed)
 
 
-def grade_table(targets: Mapping[str, numeric.NumericTarget], labels: Mapping[str, str], cells: Mapping[str, str]) -> GradeResult:
+def grade_table(
+    targets: Mapping[str, numeric.NumericTarget], labels: Mapping[str, str], cells: Mapping[str, str]
+) -> GradeResult:
     unknown = sorted(set(cells) - set(targets))
     if unknown:
         raise InvalidAnswer("bad_payload", f"Unknown cells: {', '.join(unknown)}.")
@@ -100,7 +110,11 @@ def grade_table(targets: Mapping[str, numeric.NumericTarget], labels: Mapping[st
             result = numeric.grade(str(cells[cell_id]), target)
         except InvalidAnswer as exc:
             raise InvalidAnswer(exc.code, f"{labels[cell_id]}: {exc.message}", understood=exc.understood) from None
-        verdicts[cell_id] = {"correct": result.correct, "feedback": result.feedback, "understood": result.parsed["understood"]}
+        verdicts[cell_id] = {
+            "correct": result.correct,
+            "feedback": result.feedback,
+            "understood": result.parsed["understood"],
+        }
     right = sum(bool(v["correct"]) for v in verdicts.values())
     total = len(verdicts)
     parsed = {"cells": {c: {"value": cells[c]} for c in targets}}

@@ -1,0 +1,81 @@
+"""Token authentication for API clients, and who am I."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.accounts.models import Role, User
+from apps.core.exceptions import ApplicationError
+from apps.exercises.serializers import ErrorOut
+
+
+class UserOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.EmailField(allow_blank=True)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+def user_dict(user: User) -> dict[str, Any]:
+    return {"id": user.pk, "username": user.username, "email": user.email, "role": user.role}
+
+
+class TokenApi(APIView):
+    permission_classes = [AllowAny]
+    throttle_scope = "auth"
+
+    class InputSerializer(serializers.Serializer[Any]):
+        username = serializers.CharField(max_length=150)
+        password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+        user = UserOut()
+
+    def get_throttles(self) -> list[Any]:
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    def get_permissions(self) -> list[Any]:
+        from rest_framework.permissions import IsAuthenticated
+
+        return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
+
+    @extend_schema(
+        operation_id="auth_token_create",
+        request=InputSerializer,
+        responses={200: OutputSerializer, 400: OpenApiResponse(ErrorOut, description="Wrong username or password.")},
+        auth=[],
+    )
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = authenticate(request._request, **body.validated_data)
+        if not isinstance(user, User) or not user.is_active:
+            raise ApplicationError("Wrong username or password.", code="invalid_credentials")
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response(self.OutputSerializer({"token": token.key, "user": user_dict(user)}).data)
+
+    @extend_schema(operation_id="auth_token_destroy", request=None, responses={204: None})
+    def delete(self, request: Request) -> Response:
+        user = request.user
+        assert isinstance(user, User)
+        Token.objects.filter(user=user).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeApi(APIView):
+    @extend_schema(operation_id="me_retrieve", responses={200: UserOut, 401: OpenApiResponse(ErrorOut)})
+    def get(self, request: Request) -> Response:
+        user = request.user
+        assert isinstance(user, User)
+        return Response(UserOut(user_dict(user)).data)

@@ -1,0 +1,27 @@
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class Role(models.TextChoices):
+    STUDENT = "student", "Student"
+    INSTRUCTOR = "instructor", "Instructor"
+    AUTHOR = "author", "Author"
+
+
+class User(AbstractUser):
+    """A learner, instructor or author. Authors edit content in the admin (``is_staff``)."""
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=models.Q(role__in=Role.values), name="user_role_valid"),
+        ]
+
+    @property
+    def is_author(self) -> bool:
+        return self.role == Role.AUTHOR or self.is_superuser
+
+    @property
+    def is_instructor(self) -> bool:
+        return self.role == Role.INSTRUCTOR

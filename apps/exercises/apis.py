@@ -1,0 +1,354 @@
+"""REST API: one view per operation — validate, call a service or selector, serialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from apps.accounts.models import User
+from apps.core.pagination import Pagination
+from apps.exercises import presentation, selectors, services
+from apps.exercises.content import cache
+from apps.exercises.content.render import markdown_html, render
+from apps.exercises.models import Attempt, Chapter, Exercise, Verdict, Workbook
+from apps.exercises.serializers import (
+    ANSWER_INPUTS,
+    AttemptOut,
+    AttemptRequest,
+    AttemptResultOut,
+    ChapterDetailOut,
+    ErrorOut,
+    ExerciseDetailOut,
+    ExerciseSummaryOut,
+    HintRevealOut,
+    PreviewIn,
+    PreviewOut,
+    RevealOut,
+    WorkbookDetailOut,
+    WorkbookOut,
+)
+from apps.progress.models import ExerciseProgress
+
+ERRORS = {
+    400: OpenApiResponse(ErrorOut, description="The answer could not be graded (explained; costs no attempt)."),
+    401: OpenApiResponse(ErrorOut, description="Not authenticated."),
+    404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
+}
+
+
+# ---- dict builders shared with the web views ----------------------------------------------------
+
+
+def counts_dict(c: selectors.Counts) -> dict[str, int]:
+    return {"solved": c.solved, "total": c.total, "percent": c.percent}
+
+
+def state_dict(p: ExerciseProgress | None) -> dict[str, Any]:
+    return {
+        "solved": bool(p and p.solved),
+        "revealed": bool(p and p.revealed),
+        "attempts": p.attempts if p else 0,
+        "hints_used": p.hints_used if p else 0,
+        "solved_at": p.solved_at if p else None,
+        "revealed_at": p.revealed_at if p else None,
+    }
+
+
+def exercise_url(e: Exercise) -> str:
+    return reverse("api:exercise-detail", kwargs={"slug": e.workbook.slug, "number": e.number})
+
+
+def summary_dict(e: Exercise, p: ExerciseProgress | None) -> dict[str, Any]:
+    return {
+        "number": e.number,
+        "title": e.title,
+        "kind": e.kind,
+        "format": e.format,
+        "difficulty": e.difficulty,
+        "chapter": e.chapter.number,
+        "state": state_dict(p),
+        "url": exercise_url(e),
+    }
+
+
+def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
+    version = e.current_version
+    assert version is not None
+    progress = selectors.progress_get(user=user, exercise=e)
+    prev, nxt = selectors.neighbours(exercise=e)
+    return {
+        **summary_dict(e, progress),
+        "workbook": e.workbook.slug,
+        "chapter_info": {"number": e.chapter.number, "title": e.chapter.title},
+        "version": version.version,
+        "prompt_html": cache.rendered(version).prompt_html,
+        "widget": presentation.widget(version, user.pk),
+        "hints": presentation.hints(version, progress.hints_used if progress else 0),
+        "solution": presentation.solution(version, progress),
+        "previous": prev.number if prev else None,
+        "next": nxt.number if nxt else None,
+    }
+
+
+def attempt_dict(a: Attempt) -> dict[str, Any]:
+    return {
+        "id": a.pk,
+        "workbook": a.exercise.workbook.slug,
+        "exercise": a.exercise.number,
+        "version": a.version.version,
+        "created_at": a.created_at,
+        "submitted": a.raw,
+        "verdict": a.verdict,
+        "correct": a.verdict == Verdict.CORRECT,
+        "score": a.score,
+        "feedback": a.feedback,
+        "feedback_html": markdown_html(a.feedback) if a.feedback else "",
+        "understood": a.parsed.get("understood") if isinstance(a.parsed, dict) else None,
+        "details": a.details,
+        "url": reverse("api:attempt-detail", kwargs={"attempt_id": a.pk}),
+    }
+
+
+def _exercise(slug: str, number: str) -> Exercise:
+    return selectors.exercise_get(workbook_slug=slug, number=number)
+
+
+def _user(request: Request) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+# ---- workbooks and chapters -------------------------------------------------------------------
+
+
+class WorkbookListApi(APIView):
+    @extend_schema(operation_id="workbooks_list", responses={200: WorkbookOut(many=True), 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        data = [_workbook_dict(w, c) for w, c in selectors.workbook_list(user=_user(request))]
+        return Response(WorkbookOut(data, many=True).data)
+
+
+def _workbook_dict(w: Workbook, c: selectors.Counts) -> dict[str, Any]:
+    return {
+        "slug": w.slug,
+        "title": w.title,
+        "summary": w.summary,
+        "prerequisites": w.prerequisites,
+        "progress": counts_dict(c),
+        "url": reverse("api:workbook-detail", kwargs={"slug": w.slug}),
+    }
+
+
+def _chapter_dict(w: Workbook, ch: Chapter, c: selectors.Counts) -> dict[str, Any]:
+    return {
+        "number": ch.number,
+        "title": ch.title,
+        "progress": counts_dict(c),
+        "url": reverse("api:chapter-detail", kwargs={"slug": w.slug, "number": ch.number}),
+    }
+
+
+class WorkbookDetailApi(APIView):
+    @extend_schema(
+        operation_id="workbooks_retrieve", responses={200: WorkbookDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        user = _user(request)
+        workbook = selectors.workbook_get(slug=slug)
+        chapters = selectors.chapter_list(workbook=workbook, user=user)
+        total = selectors.Counts(sum(c.total for _, c in chapters), sum(c.solved for _, c in chapters))
+        data = {**_workbook_dict(workbook, total), "chapters": [_chapter_dict(workbook, ch, c) for ch, c in chapters]}
+        return Response(WorkbookDetailOut(data).data)
+
+
+class ChapterDetailApi(APIView):
+    @extend_schema(
+        operation_id="chapters_retrieve", responses={200: ChapterDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
+    )
+    def get(self, request: Request, slug: str, number: int) -> Response:
+        user = _user(request)
+        workbook = selectors.workbook_get(slug=slug)
+        chapter = selectors.chapter_get(workbook=workbook, number=number)
+        exercises = list(selectors.exercise_list(workbook=workbook, chapter=chapter))
+        progress = selectors.progress_map(user=user, exercises=exercises)
+        solved = sum(1 for e in exercises if (p := progress.get(e.pk)) and p.solved)
+        scope = chapter_scope(chapter)
+        data = {
+            **_chapter_dict(workbook, chapter, selectors.Counts(len(exercises), solved)),
+            "intro_html": render(chapter.intro, scope),
+            "exercises": [summary_dict(e, progress.get(e.pk)) for e in exercises],
+        }
+        return Response(ChapterDetailOut(data).data)
+
+
+def chapter_scope(chapter: Chapter) -> dict[str, Any]:
+    from apps.exercises.grading.formula import evaluate_all
+
+    scope: dict[str, Any] = dict(chapter.givens or {})
+    scope.update(evaluate_all(chapter.derived or {}, scope))
+    return scope
+
+
+# ---- exercises ----------------------------------------------------------------------------------
+
+
+class ExerciseListApi(APIView):
+    @extend_schema(
+        operation_id="exercises_list",
+        responses={200: ExerciseSummaryOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        workbook = selectors.workbook_get(slug=slug)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(selectors.exercise_list(workbook=workbook), request, view=self) or []
+        progress = selectors.progress_map(user=_user(request), exercises=list(page))
+        data = [summary_dict(e, progress.get(e.pk)) for e in page]
+        return paginator.get_paginated_response(ExerciseSummaryOut(data, many=True).data)
+
+
+class ExerciseDetailApi(APIView):
+    @extend_schema(
+        operation_id="exercises_retrieve", responses={200: ExerciseDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
+    )
+    def get(self, request: Request, slug: str, number: str) -> Response:
+        data = detail_dict(_exercise(slug, number), _user(request))
+        return Response(ExerciseDetailOut(data).data)
+
+
+class ExerciseAttemptsApi(APIView):
+    throttle_scope = "attempts"
+
+    def get_throttles(self) -> list[Any]:
+        # Only submissions are throttled; reading one's attempts is not.
+        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(
+        operation_id="exercise_attempts_list",
+        responses={200: AttemptOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
+    )
+    def get(self, request: Request, slug: str, number: str) -> Response:
+        exercise = _exercise(slug, number)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(
+            selectors.attempt_list(user=_user(request), exercise=exercise), request, view=self
+        )
+        return paginator.get_paginated_response(AttemptOut([attempt_dict(a) for a in page or []], many=True).data)
+
+    @extend_schema(
+        operation_id="exercise_attempts_create",
+        request=AttemptRequest,
+        description=(
+            "Submit an answer. The body depends on the exercise's format: `answer` (numeric), `choices` "
+            "(option ids), `order` (step ids), `lines` (line numbers), `cells` (table cell id → value), "
+            "`code` (code; graded in the sandbox). Non-code answers are graded instantly. An answer that "
+            "cannot be read (unparseable, wrong dimension) gets a 400 that says what was understood and "
+            "costs no attempt."
+        ),
+        responses={
+            201: AttemptResultOut,
+            **ERRORS,
+            429: OpenApiResponse(ErrorOut, description="Too many submissions; retry later."),
+            503: OpenApiResponse(ErrorOut, description="Code grading unavailable (sandbox); nothing recorded."),
+        },
+    )
+    def post(self, request: Request, slug: str, number: str) -> Response:
+        user = _user(request)
+        exercise = _exercise(slug, number)
+        body = ANSWER_INPUTS[exercise.format](data=request.data)
+        body.is_valid(raise_exception=True)
+        outcome = services.attempt_create(user=user, exercise=exercise, payload=dict(body.validated_data))
+        version = outcome.attempt.version
+        data = {
+            **attempt_dict(outcome.attempt),
+            "state": state_dict(outcome.progress),
+            "solution": presentation.solution(version, outcome.progress)
+            if outcome.attempt.verdict == Verdict.CORRECT
+            else None,
+        }
+        return Response(AttemptResultOut(data).data, status=status.HTTP_201_CREATED)
+
+
+class ExercisePreviewApi(APIView):
+    throttle_scope = "preview"
+    throttle_classes = [ScopedRateThrottle]
+
+    @extend_schema(
+        operation_id="exercise_answer_preview",
+        request=PreviewIn,
+        description="How a numeric answer would be read, without grading or recording it.",
+        responses={200: PreviewOut, **ERRORS},
+    )
+    def post(self, request: Request, slug: str, number: str) -> Response:
+        body = PreviewIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = services.answer_preview(exercise=_exercise(slug, number), text=body.validated_data["answer"])
+        return Response(PreviewOut(data).data)
+
+
+class ExerciseRevealApi(APIView):
+    @extend_schema(
+        operation_id="exercise_reveal",
+        request=None,
+        description="Give up: show the answer and derivation. Solving afterwards completes the exercise but earns no points.",
+        responses={200: RevealOut, 401: ERRORS[401], 404: ERRORS[404]},
+    )
+    def post(self, request: Request, slug: str, number: str) -> Response:
+        exercise = _exercise(slug, number)
+        progress = services.exercise_reveal(user=_user(request), exercise=exercise)
+        assert exercise.current_version is not None
+        data = {"state": state_dict(progress), "solution": presentation.solution(exercise.current_version, progress)}
+        return Response(RevealOut(data).data)
+
+
+class ExerciseHintApi(APIView):
+    @extend_schema(
+        operation_id="exercise_hint_next",
+        request=None,
+        description="Reveal the next hint. Hints come one at a time and are recorded.",
+        responses={
+            200: HintRevealOut,
+            401: ERRORS[401],
+            404: ERRORS[404],
+            409: OpenApiResponse(ErrorOut, description="No more hints."),
+        },
+    )
+    def post(self, request: Request, slug: str, number: str) -> Response:
+        exercise = _exercise(slug, number)
+        progress = services.hint_reveal_next(user=_user(request), exercise=exercise)
+        assert exercise.current_version is not None
+        data = {
+            "hints": presentation.hints(exercise.current_version, progress.hints_used),
+            "state": state_dict(progress),
+        }
+        return Response(HintRevealOut(data).data)
+
+
+# ---- attempts -----------------------------------------------------------------------------------
+
+
+class AttemptListApi(APIView):
+    @extend_schema(
+        operation_id="attempts_list",
+        parameters=[OpenApiParameter("workbook", str, description="Only attempts in this workbook (slug).")],
+        responses={200: AttemptOut(many=True), 401: ERRORS[401]},
+    )
+    def get(self, request: Request) -> Response:
+        qs = selectors.attempt_list(user=_user(request), workbook_slug=request.query_params.get("workbook") or None)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(AttemptOut([attempt_dict(a) for a in page or []], many=True).data)
+
+
+class AttemptDetailApi(APIView):
+    @extend_schema(operation_id="attempts_retrieve", responses={200: AttemptOut, 401: ERRORS[401], 404: ERRORS[404]})
+    def get(self, request: Request, attempt_id: int) -> Response:
+        attempt = selectors.attempt_get(user=_user(request), attempt_id=attempt_id)
+        return Response(AttemptOut(attempt_dict(attempt)).data)

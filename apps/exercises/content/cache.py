@@ -1,0 +1,82 @@
+"""Per-process caches of resolved and rendered exercise versions.
+
+A version's spec only changes through ``sync_content`` or the admin, which also change its
+``content_hash``; keying on (id, content_hash) makes stale entries unreachable. The caches keep
+the grading path free of YAML/JSON validation, formula parsing and Markdown rendering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from apps.exercises.content.render import render
+from apps.exercises.content.resolve import ResolvedExercise, resolve
+from apps.exercises.content.schema import ExerciseSpec
+
+MAX_ENTRIES = 4096
+
+
+class VersionLike(Protocol):
+    pk: Any
+    content_hash: str
+    spec: Any
+
+
+def content_hash(spec_json: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(spec_json, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    prompt_html: str
+    explanation_html: str
+    hints_html: list[str]
+    options_html: list[str]
+    options_feedback_html: list[str]
+    steps_html: dict[str, str]
+
+
+class _LRU(OrderedDict[tuple[Any, str], Any]):
+    def get_or_make(self, key: tuple[Any, str], make: Any) -> Any:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = make()
+        if len(self) > MAX_ENTRIES:
+            self.popitem(last=False)
+        return value
+
+
+_resolved = _LRU()
+_rendered = _LRU()
+
+
+def resolved(version: VersionLike) -> ResolvedExercise:
+    return _resolved.get_or_make(  # type: ignore[no-any-return]
+        (version.pk, version.content_hash), lambda: resolve(ExerciseSpec.model_validate(version.spec))
+    )
+
+
+def rendered(version: VersionLike) -> Rendered:
+    def make() -> Rendered:
+        r = resolved(version)
+        spec, scope = r.spec, r.scope
+        return Rendered(
+            prompt_html=render(spec.prompt, scope),
+            explanation_html=render(spec.explanation, scope),
+            hints_html=[render(h, scope) for h in spec.hints],
+            options_html=[render(o.text, scope) for o in spec.options or []],
+            options_feedback_html=[render(o.feedback, scope) for o in spec.options or []],
+            steps_html={s.id: render(s.text, scope) for s in spec.steps or []},
+        )
+
+    return _rendered.get_or_make((version.pk, version.content_hash), make)  # type: ignore[no-any-return]
+
+
+def clear() -> None:
+    _resolved.clear()
+    _rendered.clear()

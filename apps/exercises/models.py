@@ -1,0 +1,136 @@
+"""Workbooks, chapters, exercises, their versions, and learners' attempts.
+
+An Exercise is the stable identity (workbook + number) that URLs and progress point at. What it
+asks and how it is graded lives in an immutable ExerciseVersion: when the grading spec changes,
+``sync_content`` adds a version and attempts keep pointing at the one they were graded against.
+Prose edits (prompt, explanation, hints) update the current version in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+
+from apps.exercises.choices import AnswerFormat, ExerciseKind, Verdict
+
+__all__ = ["AnswerFormat", "Attempt", "Chapter", "Exercise", "ExerciseKind", "ExerciseVersion", "Verdict", "Workbook"]
+
+
+class Workbook(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True)
+    prerequisites = models.TextField(blank=True)
+    source = models.CharField(max_length=300, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    is_published = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Chapter(models.Model):
+    workbook = models.ForeignKey(Workbook, on_delete=models.CASCADE, related_name="chapters")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=200)
+    intro = models.TextField(blank=True, help_text="Markdown with {{ formula }} placeholders over `givens`.")
+    givens = models.JSONField(default=dict, blank=True)
+    derived = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["workbook", "number"]
+        constraints = [models.UniqueConstraint(fields=["workbook", "number"], name="chapter_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.workbook.slug} · {self.number}. {self.title}"
+
+
+class Exercise(models.Model):
+    workbook = models.ForeignKey(Workbook, on_delete=models.CASCADE, related_name="exercises")
+    chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="exercises")
+    number = models.CharField(max_length=16, help_text="As the source numbers it: 0.1, q1a.")
+    position = models.PositiveIntegerField(default=0, help_text="Order within the chapter.")
+    title = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=ExerciseKind.choices)
+    format = models.CharField(max_length=16, choices=AnswerFormat.choices)
+    difficulty = models.PositiveSmallIntegerField(default=2)
+    # Retired exercises (gone from the content files) stay for their attempts but are not listed.
+    is_active = models.BooleanField(default=True)
+    current_version = models.ForeignKey(
+        "ExerciseVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["workbook", "chapter__number", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["workbook", "number"], name="exercise_unique_number"),
+            models.CheckConstraint(condition=models.Q(kind__in=ExerciseKind.values), name="exercise_kind_valid"),
+            models.CheckConstraint(condition=models.Q(format__in=AnswerFormat.values), name="exercise_format_valid"),
+            models.CheckConstraint(
+                condition=models.Q(difficulty__gte=1, difficulty__lte=3), name="exercise_difficulty_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workbook.slug} {self.number} {self.title}"
+
+
+class ExerciseVersion(models.Model):
+    """One graded form of an exercise: the validated spec (JSON), frozen once attempts exist."""
+
+    exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    spec = models.JSONField(help_text="The exercise as in the content file, validated, code inlined.")
+    grading_hash = models.CharField(max_length=32, help_text="Hash of what decides a verdict.")
+    content_hash = models.CharField(max_length=32, help_text="Hash of the whole spec; changes on prose edits too.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["exercise", "version"]
+        constraints = [models.UniqueConstraint(fields=["exercise", "version"], name="version_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.exercise} v{self.version}"
+
+
+class Attempt(models.Model):
+    """One graded submission. Unparseable input is answered with an error and not stored."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="attempts")
+    version = models.ForeignKey(ExerciseVersion, on_delete=models.PROTECT, related_name="attempts")
+    raw = models.JSONField(help_text="What the learner submitted, as submitted.")
+    parsed = models.JSONField(default=dict, help_text="What we read: value and unit, choices, order...")
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    score = models.FloatField(default=0.0)
+    feedback = models.TextField(blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["user", "exercise", "-created_at"], name="attempt_user_exercise"),
+            models.Index(fields=["exercise", "verdict"], name="attempt_exercise_verdict"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(verdict__in=Verdict.values), name="attempt_verdict_valid"),
+            models.CheckConstraint(condition=models.Q(score__gte=0, score__lte=1), name="attempt_score_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.pk} {self.verdict}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.verdict in (Verdict.CORRECT, Verdict.INCORRECT, Verdict.NOT_GRADED)
+
+    def raw_text(self) -> str:
+        raw: Any = self.raw
+        return raw.get("answer", "") if isinstance(raw, dict) and "answer" in raw else str(raw)

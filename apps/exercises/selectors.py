@@ -1,0 +1,132 @@
+"""Reads. Every read a user can reach takes the acting user and is scoped to them: another
+learner's attempt is a 404, never a 403. Lists run a fixed number of queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404
+
+from apps.accounts.models import User
+from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
+from apps.progress.models import ExerciseProgress
+
+
+@dataclass(frozen=True)
+class Counts:
+    total: int
+    solved: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.solved / self.total) if self.total else 0
+
+
+def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
+    """Published workbooks with the caller's solved/total counts (two queries)."""
+    workbooks = list(
+        Workbook.objects.filter(is_published=True).annotate(
+            total=Count("exercises", filter=Q(exercises__is_active=True))
+        )
+    )
+    solved = _solved_by(user, "workbook_id")
+    return [(w, Counts(w.total, solved.get(w.pk, 0))) for w in workbooks]
+
+
+def _solved_by(user: User | None, key: str, **filters: object) -> dict[int, int]:
+    if user is None or not user.is_authenticated:
+        return {}
+    field = {"workbook_id": "workbook_id", "chapter_id": "exercise__chapter_id"}[key]
+    rows = (
+        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False, exercise__is_active=True, **filters)
+        .values(field)
+        .annotate(n=Count("id"))
+    )
+    return {row[field]: row["n"] for row in rows}
+
+
+def workbook_get(*, slug: str) -> Workbook:
+    try:
+        return Workbook.objects.get(slug=slug, is_published=True)
+    except Workbook.DoesNotExist:
+        raise Http404("No such workbook.") from None
+
+
+def chapter_list(*, workbook: Workbook, user: User | None) -> list[tuple[Chapter, Counts]]:
+    chapters = list(
+        workbook.chapters.annotate(total=Count("exercises", filter=Q(exercises__is_active=True))).order_by("number")
+    )
+    solved = _solved_by(user, "chapter_id", workbook_id=workbook.pk)
+    return [(c, Counts(c.total, solved.get(c.pk, 0))) for c in chapters]
+
+
+def chapter_get(*, workbook: Workbook, number: int) -> Chapter:
+    try:
+        return workbook.chapters.get(number=number)
+    except Chapter.DoesNotExist:
+        raise Http404("No such chapter.") from None
+
+
+def exercise_queryset() -> QuerySet[Exercise]:
+    return Exercise.objects.filter(is_active=True).select_related("workbook", "chapter", "current_version")
+
+
+def exercise_list(*, workbook: Workbook, chapter: Chapter | None = None) -> QuerySet[Exercise]:
+    qs = exercise_queryset().filter(workbook=workbook)
+    if chapter is not None:
+        qs = qs.filter(chapter=chapter)
+    return qs.order_by("chapter__number", "position")
+
+
+def exercise_get(*, workbook_slug: str, number: str) -> Exercise:
+    try:
+        return exercise_queryset().get(workbook__slug=workbook_slug, workbook__is_published=True, number=number)
+    except Exercise.DoesNotExist:
+        raise Http404("No such exercise.") from None
+
+
+def progress_map(*, user: User | None, exercises: list[Exercise]) -> dict[int, ExerciseProgress]:
+    """The caller's progress rows for these exercises, in one query."""
+    if user is None or not user.is_authenticated or not exercises:
+        return {}
+    rows = ExerciseProgress.objects.filter(user=user, exercise_id__in=[e.pk for e in exercises])
+    return {p.exercise_id: p for p in rows}
+
+
+def progress_get(*, user: User | None, exercise: Exercise) -> ExerciseProgress | None:
+    return progress_map(user=user, exercises=[exercise]).get(exercise.pk)
+
+
+def neighbours(*, exercise: Exercise) -> tuple[Exercise | None, Exercise | None]:
+    """Previous and next exercise in the workbook, for navigation."""
+    ordered = list(
+        Exercise.objects.filter(workbook_id=exercise.workbook_id, is_active=True)
+        .order_by("chapter__number", "position")
+        .values_list("pk", flat=True)
+    )
+    i = ordered.index(exercise.pk)
+    prev_pk = ordered[i - 1] if i > 0 else None
+    next_pk = ordered[i + 1] if i + 1 < len(ordered) else None
+    found = {e.pk: e for e in Exercise.objects.filter(pk__in=[p for p in (prev_pk, next_pk) if p])}
+    return (found.get(prev_pk) if prev_pk else None, found.get(next_pk) if next_pk else None)
+
+
+def attempt_list(
+    *, user: User, exercise: Exercise | None = None, workbook_slug: str | None = None
+) -> QuerySet[Attempt]:
+    """The caller's own attempts, newest first."""
+    qs = Attempt.objects.filter(user=user).select_related("exercise__workbook", "version")
+    if exercise is not None:
+        qs = qs.filter(exercise=exercise)
+    if workbook_slug is not None:
+        qs = qs.filter(exercise__workbook__slug=workbook_slug)
+    return qs.order_by("-created_at", "-id")
+
+
+def attempt_get(*, user: User, attempt_id: int) -> Attempt:
+    """One of the caller's attempts; anyone else's is a 404."""
+    try:
+        return attempt_list(user=user).get(pk=attempt_id)
+    except Attempt.DoesNotExist:
+        raise Http404("No such attempt.") from None

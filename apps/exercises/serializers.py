@@ -1,0 +1,360 @@
+"""API bodies. Output serializers render dicts built by ``presentation`` (which alone decides
+what a learner may see); the per-format classes exist so the OpenAPI schema documents every
+request and response body exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from apps.exercises.choices import AnswerFormat, ExerciseKind, Verdict
+
+# ---- errors ---------------------------------------------------------------------------------
+
+
+class ErrorDetailOut(serializers.Serializer[Any]):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. wrong_dimension, not_found.")
+    message = serializers.CharField(help_text="What went wrong, for a person.")
+    details = serializers.DictField(help_text="Extra context, e.g. `understood` for answers we could not grade.")
+
+
+class ErrorOut(serializers.Serializer[Any]):
+    error = ErrorDetailOut()
+
+
+# ---- answer inputs, one per format ----------------------------------------------------------
+
+
+class NumericAnswerIn(serializers.Serializer[Any]):
+    answer = serializers.CharField(
+        max_length=200, help_text="A number with an optional unit: 12.9B, 8.59 GB, 148 tok/s."
+    )
+
+
+class ChoiceAnswerIn(serializers.Serializer[Any]):
+    choices = serializers.ListField(child=serializers.CharField(max_length=32), max_length=50, help_text="Option ids.")
+
+
+class OrderAnswerIn(serializers.Serializer[Any]):
+    order = serializers.ListField(
+        child=serializers.CharField(max_length=32), max_length=50, help_text="Step ids in order."
+    )
+
+
+class LinesAnswerIn(serializers.Serializer[Any]):
+    lines = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), max_length=500, help_text="1-based lines."
+    )
+
+
+class TableAnswerIn(serializers.Serializer[Any]):
+    cells = serializers.DictField(
+        child=serializers.CharField(max_length=200, allow_blank=True), help_text="Cell id → value."
+    )
+
+
+class CodeAnswerIn(serializers.Serializer[Any]):
+    code = serializers.CharField(max_length=100_000, trim_whitespace=False)
+
+
+ANSWER_INPUTS: dict[str, type[serializers.Serializer[Any]]] = {
+    AnswerFormat.NUMERIC: NumericAnswerIn,
+    AnswerFormat.CHOICE: ChoiceAnswerIn,
+    AnswerFormat.ORDER: OrderAnswerIn,
+    AnswerFormat.LINES: LinesAnswerIn,
+    AnswerFormat.TABLE: TableAnswerIn,
+    AnswerFormat.CODE: CodeAnswerIn,
+}
+
+AttemptRequest = PolymorphicProxySerializer(
+    component_name="AttemptRequest",
+    serializers=list(ANSWER_INPUTS.values()),
+    resource_type_field_name=None,
+)
+
+
+class PreviewIn(serializers.Serializer[Any]):
+    answer = serializers.CharField(max_length=200)
+
+
+class PreviewOut(serializers.Serializer[Any]):
+    understood = serializers.CharField(help_text='How we read the input: "512 MiB = 536,870,912 bytes".')
+    value = serializers.FloatField(help_text="In base units.")
+    unit = serializers.CharField()
+
+
+# ---- widgets (what the learner answers with) -------------------------------------------------
+
+
+class _Widget(serializers.Serializer[Any]):
+    format = serializers.ChoiceField(choices=AnswerFormat.choices)
+
+
+class NumericWidget(_Widget):
+    input_unit = serializers.CharField(help_text="How a bare number is read.")
+    unit = serializers.CharField()
+    quantity = serializers.CharField(help_text="What kind of quantity is asked for.")
+    sig_figs = serializers.IntegerField()
+
+
+class OptionOut(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    html = serializers.CharField()
+
+
+class ChoiceWidget(_Widget):
+    multiple = serializers.BooleanField()
+    options = OptionOut(many=True, help_text="Shuffled per learner, stable across visits.")
+
+
+class OrderWidget(_Widget):
+    steps = OptionOut(many=True, help_text="Shuffled per learner; never already in order.")
+
+
+class CodeLineOut(serializers.Serializer[Any]):
+    number = serializers.IntegerField()
+    text = serializers.CharField(allow_blank=True)
+
+
+class LinesWidget(_Widget):
+    language = serializers.CharField()
+    lines = CodeLineOut(many=True)
+
+
+class TableColumnOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    is_answer = serializers.BooleanField()
+    input_unit = serializers.CharField(allow_null=True)
+
+
+class TableCellOut(serializers.Serializer[Any]):
+    answer_id = serializers.CharField(allow_null=True, help_text="Set on cells the learner fills in.")
+    value = serializers.JSONField(allow_null=True, help_text="Shown value of a given cell.")
+
+
+class TableRowOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    cells = serializers.DictField(child=TableCellOut())
+
+
+class TableWidget(_Widget):
+    columns = TableColumnOut(many=True)
+    rows = TableRowOut(many=True)
+
+
+class CodeWidget(_Widget):
+    language = serializers.CharField()
+    entry = serializers.CharField()
+    starter = serializers.CharField()
+    sandbox_available = serializers.BooleanField()
+
+
+Widget = PolymorphicProxySerializer(
+    component_name="Widget",
+    serializers={
+        AnswerFormat.NUMERIC: NumericWidget,
+        AnswerFormat.CHOICE: ChoiceWidget,
+        AnswerFormat.ORDER: OrderWidget,
+        AnswerFormat.LINES: LinesWidget,
+        AnswerFormat.TABLE: TableWidget,
+        AnswerFormat.CODE: CodeWidget,
+    },
+    resource_type_field_name="format",
+)
+
+# ---- solutions (only after solving or revealing) ----------------------------------------------
+
+
+class _Solution(_Widget):
+    explanation_html = serializers.CharField()
+
+
+class AlternateOut(serializers.Serializer[Any]):
+    text = serializers.CharField()
+    feedback = serializers.CharField()
+
+
+class NumericAnswerOut(serializers.Serializer[Any]):
+    text = serializers.CharField(help_text="The answer in the question's input unit.")
+    value = serializers.FloatField(help_text="In base units.")
+    unit = serializers.CharField()
+    tolerance = serializers.FloatField(help_text="Relative.")
+    alternates = AlternateOut(many=True)
+
+
+class NumericSolution(_Solution):
+    answer = NumericAnswerOut()
+
+
+class OptionSolutionOut(serializers.Serializer[Any]):
+    id = serializers.CharField()
+    correct = serializers.BooleanField()
+    feedback_html = serializers.CharField()
+
+
+class ChoiceSolution(_Solution):
+    options = OptionSolutionOut(many=True)
+
+
+class OrderSolution(_Solution):
+    order = serializers.ListField(child=serializers.CharField())
+    constraints = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class LinesSolution(_Solution):
+    buggy_lines = serializers.ListField(child=serializers.IntegerField())
+    fixed_code = serializers.CharField()
+
+
+class TableSolution(_Solution):
+    cells = serializers.DictField(child=serializers.CharField())
+
+
+class CodeSolution(_Solution):
+    reference_solution = serializers.CharField()
+
+
+Solution = PolymorphicProxySerializer(
+    component_name="Solution",
+    serializers={
+        AnswerFormat.NUMERIC: NumericSolution,
+        AnswerFormat.CHOICE: ChoiceSolution,
+        AnswerFormat.ORDER: OrderSolution,
+        AnswerFormat.LINES: LinesSolution,
+        AnswerFormat.TABLE: TableSolution,
+        AnswerFormat.CODE: CodeSolution,
+    },
+    resource_type_field_name="format",
+)
+
+# ---- resources --------------------------------------------------------------------------------
+
+
+class ProgressCountsOut(serializers.Serializer[Any]):
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+
+
+class WorkbookOut(serializers.Serializer[Any]):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    summary = serializers.CharField()
+    prerequisites = serializers.CharField()
+    progress = ProgressCountsOut()
+    url = serializers.CharField()
+
+
+class ChapterOut(serializers.Serializer[Any]):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+    progress = ProgressCountsOut()
+    url = serializers.CharField()
+
+
+class WorkbookDetailOut(WorkbookOut):
+    chapters = ChapterOut(many=True)
+
+
+class StateOut(serializers.Serializer[Any]):
+    solved = serializers.BooleanField()
+    revealed = serializers.BooleanField()
+    attempts = serializers.IntegerField()
+    hints_used = serializers.IntegerField()
+    solved_at = serializers.DateTimeField(allow_null=True)
+    revealed_at = serializers.DateTimeField(allow_null=True)
+
+
+class ExerciseSummaryOut(serializers.Serializer[Any]):
+    number = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
+    format = serializers.ChoiceField(choices=AnswerFormat.choices)
+    difficulty = serializers.IntegerField()
+    chapter = serializers.IntegerField()
+    state = StateOut()
+    url = serializers.CharField()
+
+
+class ChapterDetailOut(ChapterOut):
+    intro_html = serializers.CharField()
+    exercises = ExerciseSummaryOut(many=True)
+
+
+class HintsOut(serializers.Serializer[Any]):
+    total = serializers.IntegerField()
+    shown = serializers.ListField(child=serializers.CharField(), help_text="HTML of the hints revealed so far.")
+
+
+class ChapterRefOut(serializers.Serializer[Any]):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+
+
+class ExerciseDetailOut(ExerciseSummaryOut):
+    workbook = serializers.CharField()
+    chapter_info = ChapterRefOut()
+    version = serializers.IntegerField()
+    prompt_html = serializers.CharField()
+    widget = serializers.SerializerMethodField()
+    hints = HintsOut()
+    solution = serializers.SerializerMethodField()
+    previous = serializers.CharField(allow_null=True)
+    next = serializers.CharField(allow_null=True)
+
+    @extend_schema_field(Widget)
+    def get_widget(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return obj["widget"]  # type: ignore[no-any-return]
+
+    @extend_schema_field(PolymorphicProxySerializer(
+        component_name="OptionalSolution", serializers=Solution.serializers, resource_type_field_name="format",
+        many=False,
+    ))  # fmt: skip
+    def get_solution(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        return obj["solution"]  # type: ignore[no-any-return]
+
+
+class AttemptOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    workbook = serializers.CharField()
+    exercise = serializers.CharField(help_text="The exercise number.")
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    submitted = serializers.JSONField(help_text="The body as submitted.")
+    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    correct = serializers.BooleanField()
+    score = serializers.FloatField()
+    feedback = serializers.CharField(allow_blank=True)
+    feedback_html = serializers.CharField(allow_blank=True)
+    understood = serializers.CharField(allow_null=True, help_text="How a numeric answer was read.")
+    details = serializers.DictField(help_text="Per-format detail: per-cell verdicts, the first misplaced step...")
+    url = serializers.CharField()
+
+
+class AttemptResultOut(AttemptOut):
+    state = StateOut()
+    solution = serializers.SerializerMethodField(help_text="Present when this attempt solved the exercise.")
+
+    @extend_schema_field(PolymorphicProxySerializer(
+        component_name="AttemptSolution", serializers=Solution.serializers, resource_type_field_name="format",
+        many=False,
+    ))  # fmt: skip
+    def get_solution(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        return obj["solution"]  # type: ignore[no-any-return]
+
+
+class RevealOut(serializers.Serializer[Any]):
+    state = StateOut()
+    solution = serializers.SerializerMethodField()
+
+    @extend_schema_field(Solution)
+    def get_solution(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return obj["solution"]  # type: ignore[no-any-return]
+
+
+class HintRevealOut(serializers.Serializer[Any]):
+    hints = HintsOut()
+    state = StateOut()

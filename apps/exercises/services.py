@@ -1,0 +1,268 @@
+"""Writes: syncing content, grading attempts, revealing answers and hints.
+
+Views, the admin and management commands all call these. Grading is pure (``grading/``); the
+writes here are atomic, and an input we cannot grade raises before anything is written, so it
+costs the learner nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError, ServiceUnavailable
+from apps.exercises import presentation
+from apps.exercises.choices import AnswerFormat, Verdict
+from apps.exercises.content import cache
+from apps.exercises.content.resolve import grading_hash
+from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
+from apps.exercises.grading import numeric
+from apps.exercises.grading.base import GradeResult, InvalidAnswer
+from apps.exercises.grading.structured import grade_choice, grade_lines, grade_order, grade_table
+from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
+from apps.progress import services as progress_services
+from apps.progress.models import ExerciseProgress
+
+logger = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# Content
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SyncReport:
+    workbook: str
+    created: list[str] = field(default_factory=list)
+    new_versions: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    retired: list[str] = field(default_factory=list)
+
+
+@transaction.atomic
+def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
+    """Upsert a workbook from its validated spec, keyed by slug and exercise number.
+
+    Never deletes: exercises that left the files are retired (hidden, attempts kept). An exercise
+    whose grading changed gets a new version; prose-only edits update the current version.
+    """
+    workbook, _ = Workbook.objects.update_or_create(
+        slug=spec.slug,
+        defaults={
+            "title": spec.title,
+            "summary": spec.summary,
+            "prerequisites": spec.prerequisites,
+            "source": spec.source,
+            "position": spec.position,
+        },
+    )
+    report = SyncReport(workbook=spec.slug)
+    seen: set[str] = set()
+    for chapter_spec in spec.chapters:
+        chapter = chapter_upsert(workbook=workbook, spec=chapter_spec)
+        for position, exercise_spec in enumerate(chapter_spec.exercises):
+            seen.add(exercise_spec.number)
+            _, outcome = exercise_upsert(workbook=workbook, chapter=chapter, spec=exercise_spec, position=position)
+            if outcome == "unchanged":
+                report.unchanged += 1
+            else:
+                {"created": report.created, "new_version": report.new_versions, "updated": report.updated}[
+                    outcome
+                ].append(exercise_spec.number)
+    gone = Exercise.objects.filter(workbook=workbook, is_active=True).exclude(number__in=seen)
+    report.retired = sorted(gone.values_list("number", flat=True))
+    gone.update(is_active=False)
+    logger.info("content synced", extra={"workbook": spec.slug})
+    return report
+
+
+def chapter_upsert(*, workbook: Workbook, spec: ChapterSpec) -> Chapter:
+    chapter, _ = Chapter.objects.update_or_create(
+        workbook=workbook,
+        number=spec.number,
+        defaults={"title": spec.title, "intro": spec.intro, "givens": spec.givens, "derived": spec.derived},
+    )
+    return chapter
+
+
+@transaction.atomic
+def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec, position: int) -> tuple[Exercise, str]:
+    """Create or update one exercise. Returns it and what happened: created, new_version, updated, unchanged."""
+    spec_json = spec.model_dump(mode="json")
+    g_hash, c_hash = grading_hash(spec), cache.content_hash(spec_json)
+    fields = {
+        "chapter": chapter,
+        "position": position,
+        "title": spec.title,
+        "kind": spec.kind,
+        "format": spec.format,
+        "difficulty": spec.difficulty,
+        "is_active": True,
+    }
+    exercise = Exercise.objects.select_for_update().filter(workbook=workbook, number=spec.number).first()
+    created = exercise is None
+    if exercise is None:
+        exercise = Exercise.objects.create(workbook=workbook, number=spec.number, **fields)
+    else:
+        changed = [k for k, v in fields.items() if getattr(exercise, k) != v]
+        for k in changed:
+            setattr(exercise, k, fields[k])
+        if changed:
+            exercise.save(update_fields=changed)
+    current = exercise.current_version
+    if current is not None and current.grading_hash == g_hash:
+        if current.content_hash == c_hash:
+            return exercise, "unchanged"
+        current.spec, current.content_hash = spec_json, c_hash
+        current.save(update_fields=["spec", "content_hash"])
+        return exercise, "updated"
+    number = (current.version + 1) if current is not None else 1
+    version = ExerciseVersion.objects.create(
+        exercise=exercise, version=number, spec=spec_json, grading_hash=g_hash, content_hash=c_hash
+    )
+    exercise.current_version = version
+    exercise.save(update_fields=["current_version"])
+    return exercise, "created" if created else "new_version"
+
+
+# ---------------------------------------------------------------------------------------------
+# Grading
+# ---------------------------------------------------------------------------------------------
+
+
+class UngradableAnswer(ApplicationError):
+    """Input we cannot grade: explained, and it costs no attempt."""
+
+    status_code = 400
+
+
+def _invalid(exc: InvalidAnswer) -> UngradableAnswer:
+    details = {"understood": exc.understood} if exc.understood else {}
+    return UngradableAnswer(exc.message, code=exc.code, details=details)
+
+
+def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, Any]) -> GradeResult:
+    """Grade a learner's payload against a version. Raises UngradableAnswer; writes nothing."""
+    r = cache.resolved(version)
+    spec = r.spec
+    try:
+        if spec.format == AnswerFormat.NUMERIC:
+            assert r.numeric is not None
+            return numeric.grade(_field(payload, "answer", str), r.numeric)
+        if spec.format == AnswerFormat.CHOICE:
+            ids = presentation.option_ids(version, len(spec.options or []))
+            chosen = presentation.map_ids(_field(payload, "choices", list), {v: i for i, v in enumerate(ids)}, "option")
+            return grade_choice(spec.options or [], chosen, multiple=spec.multiple)
+        if spec.format == AnswerFormat.ORDER:
+            mapping = {v: k for k, v in presentation.step_ids(version, spec).items()}
+            order = presentation.map_ids(_field(payload, "order", list), mapping, "step")
+            return grade_order(spec.steps or [], spec.constraints, order)
+        if spec.format == AnswerFormat.LINES:
+            assert spec.code is not None
+            lines = _field(payload, "lines", list)
+            if not all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
+                raise InvalidAnswer("bad_payload", "Lines are given by their numbers.")
+            return grade_lines(spec.buggy_lines or [], lines, line_count=len(spec.code.starter.splitlines()))
+        if spec.format == AnswerFormat.TABLE:
+            cells = _field(payload, "cells", dict)
+            return grade_table(r.cells, presentation.table_labels(spec), {str(k): str(v) for k, v in cells.items()})
+    except InvalidAnswer as exc:
+        raise _invalid(exc) from None
+    raise ServiceUnavailable(
+        "Code is graded in the sandbox, which is not available on this server yet. Nothing was recorded.",
+        code="sandbox_unavailable",
+    )
+
+
+_KIND_NAMES: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
+
+
+def _field(payload: dict[str, Any], name: str, kind: type) -> Any:
+    value = payload.get(name)
+    if not isinstance(value, kind):
+        expected = _KIND_NAMES[kind]
+        raise InvalidAnswer("bad_payload", f"This exercise takes `{name}`: {expected}.")
+    return value
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    attempt: Attempt
+    progress: ExerciseProgress
+    first_solve: bool
+
+
+def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
+    """Grade and record an attempt, and update the learner's progress in the same transaction."""
+    version = exercise.current_version
+    if version is None:
+        raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
+    result = grade_payload(version=version, user_id=user.pk, payload=payload)
+    with transaction.atomic():
+        progress = progress_services.progress_lock(user=user, exercise=exercise)
+        attempt = Attempt.objects.create(
+            user=user,
+            exercise=exercise,
+            version=version,
+            raw=payload,
+            parsed=result.parsed,
+            verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
+            score=result.score,
+            feedback=result.feedback,
+            details=result.details,
+        )
+        first_solve = progress_services.progress_record_attempt(progress=progress, attempt=attempt)
+    logger.info(
+        "attempt graded",
+        extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},
+    )
+    return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
+
+
+def answer_preview(*, exercise: Exercise, text: str) -> dict[str, Any]:
+    """What a numeric input would be read as, without grading it ("512 MiB = 536,870,912 bytes")."""
+    version = exercise.current_version
+    r = cache.resolved(version) if version else None
+    if r is None or r.numeric is None:
+        raise ApplicationError("Only numeric answers have a preview.", code="no_preview")
+    try:
+        reading = numeric.read(text, expected=r.numeric.dim)
+        interp = numeric.interpret(reading, expected=r.numeric.dim, input_unit=r.numeric.input_unit)
+    except InvalidAnswer as exc:
+        raise _invalid(exc) from None
+    return {"understood": interp.understood, "value": interp.value, "unit": r.numeric.dim.label()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reveal and hints
+# ---------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
+    """Give up and see the answer. Solving afterwards completes the exercise but earns no points."""
+    progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if progress.revealed_at is None:
+        progress.revealed_at = timezone.now()
+        progress.save(update_fields=["revealed_at"])
+        logger.info("answer revealed", extra={"user_id": user.pk, "exercise_id": exercise.pk})
+    return progress
+
+
+@transaction.atomic
+def hint_reveal_next(*, user: User, exercise: Exercise) -> ExerciseProgress:
+    version = exercise.current_version
+    total = len(cache.resolved(version).spec.hints) if version else 0
+    progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if progress.hints_used >= total:
+        raise ApplicationError("There are no more hints for this exercise.", code="no_more_hints", status_code=409)
+    progress.hints_used += 1
+    progress.save(update_fields=["hints_used"])
+    return progress

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from apps.exercises import apis
+
+EXERCISE = "workbooks/<slug:slug>/exercises/<str:number>/"
+
+urlpatterns = [
+    path("workbooks/", apis.WorkbookListApi.as_view(), name="workbook-list"),
+    path("workbooks/<slug:slug>/", apis.WorkbookDetailApi.as_view(), name="workbook-detail"),
+    path("workbooks/<slug:slug>/chapters/<int:number>/", apis.ChapterDetailApi.as_view(), name="chapter-detail"),
+    path("workbooks/<slug:slug>/exercises/", apis.ExerciseListApi.as_view(), name="exercise-list"),
+    path(EXERCISE, apis.ExerciseDetailApi.as_view(), name="exercise-detail"),
+    path(EXERCISE + "attempts/", apis.ExerciseAttemptsApi.as_view(), name="exercise-attempts"),
+    path(EXERCISE + "preview/", apis.ExercisePreviewApi.as_view(), name="exercise-preview"),
+    path(EXERCISE + "reveal/", apis.ExerciseRevealApi.as_view(), name="exercise-reveal"),
+    path(EXERCISE + "hints/", apis.ExerciseHintApi.as_view(), name="exercise-hints"),
+    path("attempts/", apis.AttemptListApi.as_view(), name="attempt-list"),
+    path("attempts/<int:attempt_id>/", apis.AttemptDetailApi.as_view(), name="attempt-detail"),
+]

@@ -1,0 +1,124 @@
+"""Server-rendered pages. Every page works without JavaScript (forms post back here); a small
+script upgrades the exercise form to instant feedback through the JSON API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
+from apps.exercises import presentation, selectors, services
+from apps.exercises.apis import attempt_dict, chapter_scope, detail_dict
+from apps.exercises.choices import AnswerFormat, Verdict
+from apps.exercises.content import cache
+from apps.exercises.content.render import render as render_md
+from apps.exercises.models import Exercise
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    user = request.user if isinstance(request.user, User) else None
+    return render(request, "exercises/home.html", {"workbooks": selectors.workbook_list(user=user)})
+
+
+@login_required
+def workbook(request: HttpRequest, slug: str) -> HttpResponse:
+    user = request.user
+    assert isinstance(user, User)
+    wb = selectors.workbook_get(slug=slug)
+    exercises = list(selectors.exercise_list(workbook=wb))
+    progress = selectors.progress_map(user=user, exercises=exercises)
+    listed = selectors.chapter_list(workbook=wb, user=user)
+    chapters = [
+        {
+            "chapter": chapter,
+            "counts": counts,
+            "intro_html": render_md(chapter.intro, chapter_scope(chapter)),
+            "exercises": [(e, progress.get(e.pk)) for e in exercises if e.chapter_id == chapter.pk],
+        }
+        for chapter, counts in listed
+    ]
+    counts = selectors.Counts(sum(c.total for _, c in listed), sum(c.solved for _, c in listed))
+    return render(request, "exercises/workbook.html", {"workbook": wb, "chapters": chapters, "counts": counts})
+
+
+def _payload_from_form(exercise: Exercise, data: Any, user_id: int) -> dict[str, Any]:
+    """The same payload the API takes, from a plain HTML form (no JavaScript needed)."""
+    fmt = exercise.format
+    if fmt == AnswerFormat.NUMERIC:
+        return {"answer": data.get("answer", "")}
+    if fmt == AnswerFormat.CHOICE:
+        return {"choices": data.getlist("choices")}
+    if fmt == AnswerFormat.LINES:
+        lines = []
+        for raw in data.getlist("lines"):
+            try:
+                lines.append(int(raw))
+            except ValueError:
+                continue
+        return {"lines": lines}
+    if fmt == AnswerFormat.TABLE:
+        return {"cells": {k.removeprefix("cell:"): v for k, v in data.items() if k.startswith("cell:")}}
+    if fmt == AnswerFormat.ORDER:
+        # Without JavaScript each step has a position select; with it, hidden inputs in order.
+        if data.getlist("order"):
+            return {"order": data.getlist("order")}
+        positions = []
+        for key, value in data.items():
+            if key.startswith("pos:"):
+                try:
+                    positions.append((int(value), key.removeprefix("pos:")))
+                except ValueError:
+                    continue
+        if len({p for p, _ in positions}) != len(positions):
+            raise ApplicationError("Give each step a different position.", code="bad_payload")
+        return {"order": [step for _, step in sorted(positions)]}
+    return {"code": data.get("code", "")}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
+    user = request.user
+    assert isinstance(user, User)
+    ex = selectors.exercise_get(workbook_slug=slug, number=number)
+    result: dict[str, Any] | None = None
+    error: ApplicationError | None = None
+    submitted: dict[str, Any] = {}
+    if request.method == "POST":
+        action = request.POST.get("action", "submit")
+        try:
+            if action == "reveal":
+                services.exercise_reveal(user=user, exercise=ex)
+                return redirect(reverse("web:exercise", args=[slug, number]) + "#solution")
+            if action == "hint":
+                services.hint_reveal_next(user=user, exercise=ex)
+                return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")
+            submitted = _payload_from_form(ex, request.POST, user.pk)
+            outcome = services.attempt_create(user=user, exercise=ex, payload=submitted)
+            result = attempt_dict(outcome.attempt)
+        except ApplicationError as exc:
+            error = exc
+    data = detail_dict(ex, user)
+    recent = [attempt_dict(a) for a in selectors.attempt_list(user=user, exercise=ex)[:5]]
+    context = {
+        "exercise": ex,
+        "data": data,
+        "result": result,
+        "error": error,
+        "submitted": submitted,
+        "recent": recent,
+        "correct_verdict": Verdict.CORRECT,
+        "api_attempts": reverse("api:exercise-attempts", args=[slug, number]),
+        "api_preview": reverse("api:exercise-preview", args=[slug, number]),
+        "table_labels": presentation.table_labels(cache.resolved(ex.current_version).spec)
+        if ex.format == AnswerFormat.TABLE and ex.current_version
+        else {},
+    }
+    status = 400 if error is not None and error.status_code == 400 else 200
+    return render(request, "exercises/exercise.html", context, status=status)

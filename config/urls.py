@@ -1,0 +1,31 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import URLPattern, URLResolver, include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from apps.accounts import apis as account_apis
+from apps.accounts import views as account_views
+from apps.exercises import views as exercise_views
+
+api_v1: list[URLPattern | URLResolver] = [
+    path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
+    path("me/", account_apis.MeApi.as_view(), name="me"),
+    path("", include("apps.exercises.urls")),
+]
+
+web: list[URLPattern | URLResolver] = [
+    path("", exercise_views.home, name="home"),
+    path("signup/", account_views.signup, name="signup"),
+    path("login/", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("w/<slug:slug>/", exercise_views.workbook, name="workbook"),
+    path("w/<slug:slug>/<str:number>/", exercise_views.exercise, name="exercise"),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include((api_v1, "api"))),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("", include((web, "web"))),
+]
