@@ -30,17 +30,19 @@ def user_dict(user: User) -> dict[str, Any]:
     return {"id": user.pk, "username": user.username, "email": user.email, "role": user.role}
 
 
+class TokenIn(serializers.Serializer[Any]):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)
+
+
+class TokenOut(serializers.Serializer[Any]):
+    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
+    user = UserOut()
+
+
 class TokenApi(APIView):
     permission_classes = [AllowAny]
     throttle_scope = "auth"
-
-    class InputSerializer(serializers.Serializer[Any]):
-        username = serializers.CharField(max_length=150)
-        password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)
-
-    class OutputSerializer(serializers.Serializer[Any]):
-        token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
-        user = UserOut()
 
     def get_throttles(self) -> list[Any]:
         return [ScopedRateThrottle()] if self.request.method == "POST" else []
@@ -52,18 +54,18 @@ class TokenApi(APIView):
 
     @extend_schema(
         operation_id="auth_token_create",
-        request=InputSerializer,
-        responses={200: OutputSerializer, 400: OpenApiResponse(ErrorOut, description="Wrong username or password.")},
+        request=TokenIn,
+        responses={200: TokenOut, 400: OpenApiResponse(ErrorOut, description="Wrong username or password.")},
         auth=[],
     )
     def post(self, request: Request) -> Response:
-        body = self.InputSerializer(data=request.data)
+        body = TokenIn(data=request.data)
         body.is_valid(raise_exception=True)
         user = authenticate(request._request, **body.validated_data)
         if not isinstance(user, User) or not user.is_active:
             raise ApplicationError("Wrong username or password.", code="invalid_credentials")
         token, _ = Token.objects.get_or_create(user=user)
-        return Response(self.OutputSerializer({"token": token.key, "user": user_dict(user)}).data)
+        return Response(TokenOut({"token": token.key, "user": user_dict(user)}).data)
 
     @extend_schema(operation_id="auth_token_destroy", request=None, responses={204: None})
     def delete(self, request: Request) -> Response:

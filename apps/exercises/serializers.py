@@ -69,7 +69,7 @@ ANSWER_INPUTS: dict[str, type[serializers.Serializer[Any]]] = {
 }
 
 AttemptRequest = PolymorphicProxySerializer(
-    component_name="AttemptRequest",
+    component_name="Attempt",
     serializers=list(ANSWER_INPUTS.values()),
     resource_type_field_name=None,
 )
@@ -155,12 +155,12 @@ class CodeWidget(_Widget):
 Widget = PolymorphicProxySerializer(
     component_name="Widget",
     serializers={
-        AnswerFormat.NUMERIC: NumericWidget,
-        AnswerFormat.CHOICE: ChoiceWidget,
-        AnswerFormat.ORDER: OrderWidget,
-        AnswerFormat.LINES: LinesWidget,
-        AnswerFormat.TABLE: TableWidget,
-        AnswerFormat.CODE: CodeWidget,
+        AnswerFormat.NUMERIC.value: NumericWidget,
+        AnswerFormat.CHOICE.value: ChoiceWidget,
+        AnswerFormat.ORDER.value: OrderWidget,
+        AnswerFormat.LINES.value: LinesWidget,
+        AnswerFormat.TABLE.value: TableWidget,
+        AnswerFormat.CODE.value: CodeWidget,
     },
     resource_type_field_name="format",
 )
@@ -220,12 +220,12 @@ class CodeSolution(_Solution):
 Solution = PolymorphicProxySerializer(
     component_name="Solution",
     serializers={
-        AnswerFormat.NUMERIC: NumericSolution,
-        AnswerFormat.CHOICE: ChoiceSolution,
-        AnswerFormat.ORDER: OrderSolution,
-        AnswerFormat.LINES: LinesSolution,
-        AnswerFormat.TABLE: TableSolution,
-        AnswerFormat.CODE: CodeSolution,
+        AnswerFormat.NUMERIC.value: NumericSolution,
+        AnswerFormat.CHOICE.value: ChoiceSolution,
+        AnswerFormat.ORDER.value: OrderSolution,
+        AnswerFormat.LINES.value: LinesSolution,
+        AnswerFormat.TABLE.value: TableSolution,
+        AnswerFormat.CODE.value: CodeSolution,
     },
     resource_type_field_name="format",
 )

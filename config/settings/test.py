@@ -21,3 +21,12 @@ STORAGES = {
 }
 DEBUG = False
 LOGGING["root"]["level"] = "WARNING"
+# Tests submit many attempts in a row; the throttle itself is tested with a patched rate.
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {
+    **REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+    "attempts": "100000/min",
+    "preview": "100000/min",
+    "auth": "100000/min",
+}
+# No collected static files in tests; WhiteNoise would warn about the missing STATIC_ROOT.
+MIDDLEWARE = [m for m in MIDDLEWARE if not m.startswith("whitenoise")]

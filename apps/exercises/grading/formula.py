@@ -194,9 +194,24 @@ def _bounded(value: Number, source: str) -> Number:
 
 
 def evaluate_all(formulas: Mapping[str, str], variables: Mapping[str, Number]) -> dict[str, Number]:
-    """Evaluate named formulas in order, each seeing the givens and the ones before it."""
+    """Evaluate named formulas in dependency order, each seeing the givens and the others.
+
+    Order in the mapping does not matter (PostgreSQL's jsonb does not keep key order); a name
+    that is never defined, or a cycle, is an error naming the formulas involved.
+    """
     scope: dict[str, Number] = dict(variables)
     out: dict[str, Number] = {}
-    for name, source in formulas.items():
-        out[name] = scope[name] = evaluate(source, scope)
+    pending = {name: names(source) for name, source in formulas.items()}
+    while pending:
+        ready = [n for n, deps in pending.items() if all(d in scope for d in deps if d != n or d in variables)]
+        if not ready:
+            stuck = {n: sorted(d for d in deps if d not in scope) for n, deps in pending.items()}
+            undefined = sorted({d for deps in stuck.values() for d in deps} - set(pending))
+            if undefined:
+                first = next(n for n, deps in stuck.items() if set(deps) & set(undefined))
+                raise FormulaError(f"unknown name {undefined[0]!r} in {formulas[first]!r}")
+            raise FormulaError(f"formulas depend on each other in a cycle: {', '.join(sorted(pending))}")
+        for name in ready:
+            out[name] = scope[name] = evaluate(formulas[name], scope)
+            del pending[name]
     return out

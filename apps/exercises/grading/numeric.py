@@ -113,11 +113,12 @@ def read(raw: str, *, expected: Dim) -> Reading:
 def _read_rest(rest: str, reading: Reading, expected: Dim) -> None:
     if not rest:
         return
-    head, _, tail = rest.partition(" ")
     # Attached or spaced magnitude: "12.9B", "171k tokens/s", "12.9 billion params".
     word_match = re.match(r"^([A-Za-z]+)(.*)$", rest)
     if word_match:
         word, after = word_match.group(1), word_match.group(2).strip()
+        if word == "m" and expected.has("second"):
+            raise InvalidAnswer("unparseable", "'m' is ambiguous here: write min for minutes or ms for milliseconds.")
         if word in MAGNITUDES:
             takes_magnitude = _magnitude_wins(word, after, expected)
             if takes_magnitude:
@@ -128,9 +129,6 @@ def _read_rest(rest: str, reading: Reading, expected: Dim) -> None:
                 elif label and word not in (label, label + "s"):
                     reading.notes.append(f"read '{word}' as {label}")
                 rest = after
-        elif word == "m" and expected.has("second"):
-            raise InvalidAnswer("unparseable", "'m' is ambiguous here: write min for minutes or ms for milliseconds.")
-    del head, tail
     if not rest:
         return
     try:

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
+from apps.exercises.content.render import substitute
 from apps.exercises.content.resolve import ContentError, resolve
 
 
@@ -46,7 +47,7 @@ class Command(BaseCommand):
                                     for a in r.numeric.alternates],
                     )  # fmt: skip
                 if ex.options:
-                    item["correct_options"] = [o.text for o in ex.options if o.correct]
+                    item["correct_options"] = [substitute(o.text, r.scope) for o in ex.options if o.correct]
                 if ex.steps:
                     item["order"] = [s.id for s in ex.steps]
                     if ex.constraints:

@@ -1,0 +1,137 @@
+"""For tests: the correct payload for any exercise, and the strings that must stay secret."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from apps.exercises import presentation
+from apps.exercises.choices import AnswerFormat
+from apps.exercises.content import cache
+from apps.exercises.grading.numeric import format_in
+from apps.exercises.models import Exercise
+
+
+def correct_payload(exercise: Exercise) -> dict[str, Any]:
+    version = exercise.current_version
+    assert version is not None
+    r = cache.resolved(version)
+    spec = r.spec
+    if spec.format == AnswerFormat.NUMERIC:
+        assert r.answer_text is not None
+        return {"answer": r.answer_text}
+    if spec.format == AnswerFormat.CHOICE:
+        ids = presentation.option_ids(version, len(spec.options or []))
+        return {"choices": [ids[i] for i, o in enumerate(spec.options or []) if o.correct]}
+    if spec.format == AnswerFormat.ORDER:
+        opaque = presentation.step_ids(version, spec)
+        return {"order": [opaque[s.id] for s in spec.steps or []]}
+    if spec.format == AnswerFormat.LINES:
+        return {"lines": list(spec.buggy_lines or [])}
+    if spec.format == AnswerFormat.TABLE:
+        columns = {c.key: c for c in spec.columns or []}
+        return {
+            "cells": {
+                cid: format_in(t.value, t.input_unit, sig=columns[cid.split(".")[1]].sig_figs + 1)
+                for cid, t in r.cells.items()
+            }
+        }
+    assert spec.code is not None
+    return {"code": spec.code.solution}
+
+
+def wrong_payload(exercise: Exercise) -> dict[str, Any]:
+    version = exercise.current_version
+    assert version is not None
+    spec = cache.resolved(version).spec
+    if spec.format == AnswerFormat.NUMERIC:
+        r = cache.resolved(version)
+        assert r.numeric is not None
+        return {"answer": format_in(r.numeric.value * 7.3 + r.numeric.input_unit.scale, r.numeric.input_unit)}
+    if spec.format == AnswerFormat.CHOICE:
+        ids = presentation.option_ids(version, len(spec.options or []))
+        return {"choices": [next(ids[i] for i, o in enumerate(spec.options or []) if not o.correct)]}
+    if spec.format == AnswerFormat.ORDER:
+        opaque = presentation.step_ids(version, spec)
+        return {"order": [opaque[s.id] for s in reversed(spec.steps or [])]}
+    if spec.format == AnswerFormat.LINES:
+        assert spec.code is not None
+        fine = next(n for n in range(1, 100) if n not in (spec.buggy_lines or []))
+        return {"lines": [fine]}
+    if spec.format == AnswerFormat.TABLE:
+        return {"cells": dict.fromkeys(cache.resolved(version).cells, "1")}
+    return {"code": "def nothing():\n    pass\n"}
+
+
+def strings_in(data: Any) -> str:
+    """Every string (keys and values) in decoded JSON bodies, one per line, unescaped."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                out.append(str(key))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif node is not None:
+            out.append(str(node))
+
+    walk(data)
+    return "\n".join(out)
+
+
+def hidden_test_ids(exercise: Exercise) -> list[str]:
+    """Hidden test data: never shown, not even after solving."""
+    version = exercise.current_version
+    assert version is not None
+    code = cache.resolved(version).spec.code
+    return [c.id for c in code.cases] if code else []
+
+
+def secrets(exercise: Exercise) -> list[str]:
+    """Strings that would give the answer away; none may appear before solving or revealing.
+    All of them appear once the exercise is revealed, except the order (a list of ids)."""
+    version = exercise.current_version
+    assert version is not None
+    r = cache.resolved(version)
+    html = cache.rendered(version)
+    spec = r.spec
+    found: list[str] = []
+    if spec.explanation.strip():
+        found.append(html.explanation_html)
+    if r.answer_text and len(r.answer_text) >= 5:
+        # Short integers ("14" GPUs) occur by chance in timestamps and ids; for them the
+        # structural check (no solution keys anywhere) is the guard.
+        found.append(r.answer_text)
+    if r.numeric is not None:
+        found += [a.feedback for a in r.numeric.alternates]
+    for i, option in enumerate(spec.options or []):
+        if option.correct:
+            found.append(html.options_feedback_html[i])
+    if spec.code is not None:
+        found.append(spec.code.solution)
+    for cid, target in r.cells.items():
+        columns = {c.key: c for c in spec.columns or []}
+        found.append(format_in(target.value, target.input_unit, sig=columns[cid.split(".")[1]].sig_figs + 1))
+    # A number the prompt itself shows is public (1.4: the variance equals the given d_k = 128).
+    return [s for s in found if s and s not in html.prompt_html]
+
+
+SECRET_KEYS = ("explanation_html", "buggy_lines", "fixed_code", "reference_solution", "cases", "expected", "alternates")
+
+
+def secret_keys_in(data: Any) -> set[str]:
+    """Keys that only a solution block may carry, wherever they appear in a JSON body."""
+    keys: set[str] = set()
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in SECRET_KEYS:
+                keys.add(key)
+            if key == "solution" and value is not None:
+                keys.add("solution")
+            keys |= secret_keys_in(value)
+    elif isinstance(data, list):
+        for item in data:
+            keys |= secret_keys_in(item)
+    return keys

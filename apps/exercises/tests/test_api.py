@@ -1,0 +1,355 @@
+"""The REST API end to end on real PostgreSQL and Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
+
+from apps.accounts.models import User
+from apps.exercises.choices import AnswerFormat
+from apps.exercises.models import Attempt, Exercise
+from apps.exercises.tests.answers import (
+    correct_payload,
+    hidden_test_ids,
+    secret_keys_in,
+    secrets,
+    strings_in,
+    wrong_payload,
+)
+from apps.progress.models import ExerciseProgress
+
+pytestmark = pytest.mark.django_db
+BASE = "/api/v1/workbooks/transformer-math"
+
+
+def url(number: str, action: str = "") -> str:
+    return f"{BASE}/exercises/{number}/" + (f"{action}/" if action else "")
+
+
+def exercises() -> list[Exercise]:
+    return list(
+        Exercise.objects.filter(workbook__slug="transformer-math", is_active=True)
+        .select_related("current_version", "workbook")
+        .order_by("chapter__number", "position")
+    )
+
+
+# ---- authentication and the error shape -----------------------------------------------------
+
+
+def test_token_authentication(anon_api: APIClient, student: User) -> None:
+    bad = anon_api.post("/api/v1/auth/token/", {"username": "alice", "password": "nope"}, format="json")
+    assert bad.status_code == 400
+    assert bad.json() == {
+        "error": {"code": "invalid_credentials", "message": "Wrong username or password.", "details": {}}
+    }
+    ok = anon_api.post("/api/v1/auth/token/", {"username": "alice", "password": "a-strong-pass-123"}, format="json")
+    assert ok.status_code == 200
+    body = ok.json()
+    assert body["user"] == {"id": student.pk, "username": "alice", "email": "", "role": "student"}
+    anon_api.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
+    assert anon_api.get("/api/v1/me/").json()["username"] == "alice"
+    assert anon_api.delete("/api/v1/auth/token/").status_code == 204
+    assert anon_api.get("/api/v1/me/").status_code == 401
+
+
+def test_anonymous_requests_get_401_in_the_error_shape(anon_api: APIClient) -> None:
+    response = anon_api.get(f"{BASE}/")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_unknown_objects_are_404_in_the_error_shape(api: APIClient) -> None:
+    for path in [f"{BASE}x/", url("99.9"), f"{BASE}/chapters/42/", "/api/v1/attempts/999999/"]:
+        response = api.get(path)
+        assert response.status_code == 404, path
+        assert response.json()["error"]["code"] == "not_found"
+
+
+def test_malformed_bodies_are_400_validation_errors(api: APIClient) -> None:
+    response = api.post(url("0.1", "attempts"), {"answer": ["not", "a", "string"]}, format="json")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"]["code"] == "validation_error"
+    assert "answer" in body["error"]["details"]["fields"]
+    assert Attempt.objects.count() == 0
+
+
+# ---- reading ------------------------------------------------------------------------------------
+
+
+def test_workbooks_carry_the_callers_progress_in_constant_queries(api: APIClient, student: User) -> None:
+    with CaptureQueriesContext(connection) as first:
+        body = api.get("/api/v1/workbooks/").json()
+    assert body[0]["slug"] == "transformer-math"
+    assert body[0]["progress"] == {"solved": 0, "total": 52, "percent": 0}
+    api.post(url("0.1", "attempts"), correct_payload(exercises()[0]), format="json")
+    with CaptureQueriesContext(connection) as second:
+        body = api.get("/api/v1/workbooks/").json()
+    assert body[0]["progress"] == {"solved": 1, "total": 52, "percent": 2}
+    assert len(second) == len(first) <= 4
+
+
+def test_workbook_and_chapter_detail(api: APIClient) -> None:
+    wb = api.get(f"{BASE}/").json()
+    assert [c["number"] for c in wb["chapters"]] == list(range(10))
+    assert wb["chapters"][0] == {
+        "number": 0,
+        "title": "Parameter Counting",
+        "progress": {"solved": 0, "total": 7, "percent": 0},
+        "url": f"{BASE}/chapters/0/",
+    }
+    chapter = api.get(f"{BASE}/chapters/0/").json()
+    assert "<math" in chapter["intro_html"]
+    assert [e["number"] for e in chapter["exercises"]] == ["0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7"]
+    assert [e["kind"] for e in chapter["exercises"]] == [
+        "derive",
+        "derive",
+        "trace",
+        "design",
+        "build",
+        "debug",
+        "derive",
+    ]
+
+
+def test_exercise_list_is_paginated_with_constant_queries(api: APIClient) -> None:
+    with CaptureQueriesContext(connection) as queries:
+        page = api.get(f"{BASE}/exercises/?page_size=20").json()
+    assert page["count"] == 52
+    assert len(page["results"]) == 20
+    assert page["next"].endswith("page=2&page_size=20")
+    assert len(queries) <= 5
+
+
+def test_exercise_detail_numeric(api: APIClient) -> None:
+    body = api.get(url("0.1")).json()
+    assert body["widget"] == {
+        "format": "numeric",
+        "input_unit": "M params",
+        "unit": "params",
+        "quantity": "a number of parameters",
+        "sig_figs": 4,
+    }
+    assert "<mn>50,257</mn>" in body["prompt_html"]
+    assert body["hints"] == {"total": 2, "shown": []}
+    assert body["solution"] is None
+    assert (body["previous"], body["next"]) == (None, "0.2")
+
+
+def test_choice_options_are_opaque_and_shuffled_per_learner(api: APIClient, other_student: User) -> None:
+    mine = api.get(url("0.3")).json()["widget"]["options"]
+    assert mine == api.get(url("0.3")).json()["widget"]["options"]  # stable
+    other = APIClient()
+    other.force_authenticate(other_student)
+    theirs = other.get(url("0.3")).json()["widget"]["options"]
+    assert sorted(o["id"] for o in mine) == sorted(o["id"] for o in theirs)
+    assert all(len(o["id"]) == 12 for o in mine)
+    orders = set()
+    for i in range(6):
+        client = APIClient()
+        client.force_authenticate(User.objects.create(username=f"shuffle{i}"))
+        orders.add(tuple(o["id"] for o in client.get(url("0.3")).json()["widget"]["options"]))
+    assert len(orders) > 1
+
+
+# ---- grading each format ------------------------------------------------------------------------
+
+
+def test_numeric_attempts(api: APIClient, student: User) -> None:
+    wrong = api.post(url("0.1", "attempts"), {"answer": "123.5M"}, format="json")
+    assert wrong.status_code == 201
+    body = wrong.json()
+    assert body["verdict"] == "incorrect"
+    assert body["understood"] == "123.5M = 123,500,000 params (read 'M' as million)"
+    assert body["feedback"].startswith("That leaves out the learned position embedding")
+    assert body["state"]["attempts"] == 1
+    assert body["solution"] is None
+
+    invalid = api.post(url("0.1", "attempts"), {"answer": "124.3 GB"}, format="json")
+    assert invalid.status_code == 400
+    assert invalid.json() == {
+        "error": {
+            "code": "wrong_dimension",
+            "message": "We read '124.3 GB' as an amount of memory or data (bytes), but this question asks for a number of parameters.",
+            "details": {"understood": "124.3 GB = 124,300,000,000 bytes"},
+        }
+    }
+    right = api.post(url("0.1", "attempts"), {"answer": "124.3M"}, format="json").json()
+    assert right["verdict"] == "correct"
+    assert right["state"]["attempts"] == 2  # the invalid one cost nothing
+    assert right["solution"]["answer"]["text"] == "124.32 M params"
+    assert "84,934,656" in right["solution"]["explanation_html"]
+    assert Attempt.objects.filter(user=student).count() == 2
+
+
+def test_order_feedback_names_the_first_misplaced_step(api: APIClient) -> None:
+    ex = Exercise.objects.get(workbook__slug="transformer-math", number="2.5")
+    body = api.post(url("2.5", "attempts"), wrong_payload(ex), format="json").json()
+    assert body["verdict"] == "incorrect"
+    assert body["feedback"].startswith("Step 1, ")
+    assert "is out of place: it needs" in body["feedback"]
+    assert body["details"] == {"first_misplaced": 1}
+
+
+def test_line_selection_and_table_attempts(api: APIClient) -> None:
+    lines = api.post(url("0.6", "attempts"), {"lines": [7, 8]}, format="json").json()
+    assert lines["verdict"] == "incorrect"
+    assert lines["feedback"] == "Line 7 is fine."
+    assert api.post(url("0.6", "attempts"), {"lines": [8]}, format="json").json()["verdict"] == "correct"
+
+    table = api.get(url("8.5")).json()["widget"]
+    answer_ids = [c["answer_id"] for row in table["rows"] for c in row["cells"].values() if c["answer_id"]]
+    assert len(answer_ids) == 3
+    partial = api.post(url("8.5", "attempts"), {"cells": dict.fromkeys(answer_ids, "1.555")}, format="json").json()
+    assert partial["verdict"] == "incorrect"
+    assert partial["score"] == pytest.approx(1 / 3)
+    assert [v["correct"] for v in partial["details"]["cells"].values()].count(True) == 1
+
+
+def test_code_attempts_are_refused_until_the_sandbox_lands(api: APIClient) -> None:
+    response = api.post(
+        url("0.5", "attempts"), {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"}, format="json"
+    )
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "sandbox_unavailable"
+    assert Attempt.objects.count() == 0
+    assert api.get(url("0.5")).json()["widget"]["sandbox_available"] is False
+
+
+def test_every_exercise_is_solvable_through_the_api(api: APIClient, student: User) -> None:
+    solved = 0
+    for ex in exercises():
+        response = api.post(url(ex.number, "attempts"), correct_payload(ex), format="json")
+        if ex.format == AnswerFormat.CODE:
+            assert response.status_code == 503, ex.number
+            continue
+        assert response.status_code == 201, (ex.number, response.json())
+        assert response.json()["verdict"] == "correct", (ex.number, response.json())
+        solved += 1
+    assert solved == 48  # 52 minus the four Build exercises, which the sandbox grades
+    assert ExerciseProgress.objects.filter(user=student, solved_at__isnull=False).count() == 48
+
+
+# ---- secrecy ------------------------------------------------------------------------------------
+
+
+def _responses_before_solving(api: APIClient, ex: Exercise) -> list[Any]:
+    bodies = [
+        api.get("/api/v1/workbooks/").json(),
+        api.get(f"{BASE}/").json(),
+        api.get(f"{BASE}/chapters/{ex.chapter.number}/").json(),
+        api.get(f"{BASE}/exercises/?page_size=200").json(),
+        api.get(url(ex.number)).json(),
+    ]
+    if ex.format != AnswerFormat.CODE:
+        bodies.append(api.post(url(ex.number, "attempts"), wrong_payload(ex), format="json").json())
+    bodies.append(api.get(url(ex.number, "attempts")).json())
+    bodies.append(api.get("/api/v1/attempts/").json())
+    hint = api.post(url(ex.number, "hints"))
+    if hint.status_code == 200:
+        bodies.append(hint.json())
+    if ex.format == AnswerFormat.NUMERIC:
+        bodies.append(api.post(url(ex.number, "preview"), {"answer": "1"}, format="json").json())
+    return bodies
+
+
+def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient) -> None:
+    checked = 0
+    for ex in exercises():
+        bodies = _responses_before_solving(api, ex)
+        text = strings_in(bodies)
+        for secret in secrets(ex):
+            assert secret not in text, (ex.number, secret[:80])
+        # Test ids are ordinary words ("constant"): they must not appear as values.
+        assert not set(hidden_test_ids(ex)) & set(text.splitlines()), ex.number
+        assert secret_keys_in(bodies) == set(), ex.number
+        if ex.format == AnswerFormat.ORDER:
+            shown = [s["id"] for s in api.get(url(ex.number)).json()["widget"]["steps"]]
+            assert shown != correct_payload(ex)["order"], ex.number  # never presented already solved
+
+        # Positive control: once revealed the same secrets do show, so the check above can see them.
+        after = [api.post(url(ex.number, "reveal")).json(), api.get(url(ex.number)).json()]
+        shown_text = strings_in(after)
+        assert all(s in shown_text for s in secrets(ex)), ex.number
+        assert not set(hidden_test_ids(ex)) & set(shown_text.splitlines()), ex.number  # hidden tests stay hidden
+        checked += 1
+    assert checked == 52
+
+
+def test_another_learners_attempts_are_404(api: APIClient, other_student: User) -> None:
+    mine = api.post(url("0.1", "attempts"), {"answer": "1"}, format="json").json()
+    other = APIClient()
+    other.force_authenticate(other_student)
+    assert other.get(f"/api/v1/attempts/{mine['id']}/").status_code == 404
+    assert other.get("/api/v1/attempts/").json()["count"] == 0
+    assert other.get(url("0.1", "attempts")).json()["count"] == 0
+    assert api.get(f"/api/v1/attempts/{mine['id']}/").json()["id"] == mine["id"]
+    assert api.get("/api/v1/attempts/?workbook=transformer-math").json()["count"] == 1
+
+
+def test_reveal_hints_and_preview(api: APIClient) -> None:
+    hint = api.post(url("0.1", "hints")).json()
+    assert hint["hints"]["total"] == 2
+    assert len(hint["hints"]["shown"]) == 1
+    assert hint["state"]["hints_used"] == 1
+    api.post(url("0.1", "hints"))
+    exhausted = api.post(url("0.1", "hints"))
+    assert exhausted.status_code == 409
+    assert exhausted.json()["error"]["code"] == "no_more_hints"
+
+    preview = api.post(url("1.3", "preview"), {"answer": "512 MiB"}, format="json").json()
+    assert preview == {"understood": "512 MiB = 536,870,912 bytes", "value": 536870912.0, "unit": "bytes"}
+    assert api.post(url("0.3", "preview"), {"answer": "1"}, format="json").json()["error"]["code"] == "no_preview"
+
+    revealed = api.post(url("1.3", "reveal")).json()
+    assert revealed["state"]["revealed"] is True
+    assert revealed["solution"]["answer"]["text"] == "8.59 GB"
+    assert revealed["solution"]["answer"]["alternates"][0]["text"].startswith("8 GB")
+
+
+def test_attempt_submission_is_throttled(api: APIClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES, "attempts": "3/min"}
+    )
+    codes = [api.post(url("0.1", "attempts"), {"answer": "1"}, format="json").status_code for _ in range(4)]
+    assert codes == [201, 201, 201, 429]
+    blocked = api.post(url("0.1", "attempts"), {"answer": "1"}, format="json").json()
+    assert blocked["error"]["code"] == "throttled"
+    assert blocked["error"]["details"]["retry_after_seconds"] > 0
+    assert api.get(url("0.1", "attempts")).status_code == 200  # reading is not throttled
+
+
+def test_openapi_schema_documents_every_answer_format(api: APIClient) -> None:
+    schema = api.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    request = components["AttemptRequest"]["oneOf"]  # "Request" suffix: request and response bodies are split
+    assert {r["$ref"].rsplit("/", 1)[1] for r in request} == {
+        "NumericAnswerInRequest", "ChoiceAnswerInRequest", "OrderAnswerInRequest",
+        "LinesAnswerInRequest", "TableAnswerInRequest", "CodeAnswerInRequest",
+    }  # fmt: skip
+    assert set(components["Widget"]["discriminator"]["mapping"]) == {
+        "numeric",
+        "choice",
+        "order",
+        "lines",
+        "table",
+        "code",
+    }
+    assert set(components["Solution"]["discriminator"]["mapping"]) == {
+        "numeric",
+        "choice",
+        "order",
+        "lines",
+        "table",
+        "code",
+    }
+    post = schema["paths"]["/api/v1/workbooks/{slug}/exercises/{number}/attempts/"]["post"]
+    assert set(post["responses"]) >= {"201", "400", "401", "404", "429", "503"}
+    assert components["ErrorOut"]["properties"]["error"]["$ref"].endswith("ErrorDetailOut")
+    assert "InputRequest" not in components and "Output" not in components  # every body has a real name

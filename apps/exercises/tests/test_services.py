@@ -1,0 +1,175 @@
+"""Services on real PostgreSQL: content sync and versions, attempts, progress, reveal, hints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
+from apps.exercises import services
+from apps.exercises.content.loader import load_workbook
+from apps.exercises.content.report import DEFAULT_ROOT
+from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
+from apps.exercises.models import Attempt, Exercise, Verdict
+from apps.progress.models import ExerciseProgress
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def spec() -> WorkbookSpec:
+    return load_workbook(DEFAULT_ROOT / "transformer-math")
+
+
+def exercise(number: str) -> Exercise:
+    return Exercise.objects.select_related("current_version", "workbook", "chapter").get(
+        workbook__slug="transformer-math", number=number
+    )
+
+
+def with_changes(spec: WorkbookSpec, number: str, **changes: Any) -> WorkbookSpec:
+    chapters = []
+    for chapter in spec.chapters:
+        exercises = [
+            ExerciseSpec.model_validate({**e.model_dump(), **changes}) if e.number == number else e
+            for e in chapter.exercises
+        ]
+        chapters.append(chapter.model_copy(update={"exercises": exercises}))
+    return spec.model_copy(update={"chapters": chapters})
+
+
+def test_sync_is_idempotent(spec: WorkbookSpec) -> None:
+    report = services.workbook_sync(spec=spec)
+    assert report.created == [] and report.new_versions == [] and report.updated == []
+    assert report.unchanged == 52
+    assert Exercise.objects.filter(workbook__slug="transformer-math", is_active=True).count() == 52
+
+
+def test_an_answer_change_makes_a_new_version_and_old_attempts_keep_theirs(spec: WorkbookSpec, student: User) -> None:
+    before = exercise("0.1")
+    old_version = before.current_version
+    assert old_version is not None
+    outcome = services.attempt_create(user=student, exercise=before, payload={"answer": "124.3"})
+    assert outcome.attempt.verdict == Verdict.CORRECT
+
+    answer = spec.chapters[0].exercises[0].answer
+    assert answer is not None
+    changed = with_changes(spec, "0.1", answer={**answer.model_dump(), "value": "layers + tok_emb + final_ln"})
+    report = services.workbook_sync(spec=changed)
+    assert report.new_versions == ["0.1"]
+
+    after = exercise("0.1")
+    assert after.current_version is not None
+    assert after.current_version.version == old_version.version + 1
+    attempt = Attempt.objects.get(pk=outcome.attempt.pk)
+    assert attempt.version_id == old_version.pk  # graded against v1, stays on v1
+    # The new answer grades the new way.
+    assert (
+        services.attempt_create(user=student, exercise=after, payload={"answer": "123.5"}).attempt.verdict
+        == Verdict.CORRECT
+    )
+
+
+def test_prose_edits_update_the_current_version_in_place(spec: WorkbookSpec) -> None:
+    version_before = exercise("0.2").current_version
+    report = services.workbook_sync(
+        spec=with_changes(spec, "0.2", prompt="A clearer prompt, d = {{d}}, L = {{L}}, V = {{V}}, dff = {{dff}}.")
+    )
+    assert report.updated == ["0.2"]
+    after = exercise("0.2").current_version
+    assert after is not None and version_before is not None
+    assert after.pk == version_before.pk
+    assert after.spec["prompt"].startswith("A clearer prompt")
+
+
+def test_exercises_gone_from_the_files_are_retired_not_deleted(spec: WorkbookSpec, student: User) -> None:
+    services.attempt_create(user=student, exercise=exercise("0.7"), payload={"answer": "46.7"})
+    chapters = [
+        c.model_copy(update={"exercises": [e for e in c.exercises if e.number != "0.7"]}) for c in spec.chapters
+    ]
+    report = services.workbook_sync(spec=spec.model_copy(update={"chapters": chapters}))
+    assert report.retired == ["0.7"]
+    retired = Exercise.objects.get(workbook__slug="transformer-math", number="0.7")
+    assert retired.is_active is False
+    assert Attempt.objects.filter(exercise=retired).count() == 1
+    services.workbook_sync(spec=spec)
+    assert exercise("0.7").is_active is True
+
+
+def test_attempts_and_progress_are_written_together(student: User) -> None:
+    ex = exercise("0.1")
+    wrong = services.attempt_create(user=student, exercise=ex, payload={"answer": "123.5M"})
+    assert wrong.attempt.verdict == Verdict.INCORRECT
+    assert wrong.attempt.raw == {"answer": "123.5M"}
+    assert wrong.attempt.parsed["understood"] == "123.5M = 123,500,000 params (read 'M' as million)"
+    assert wrong.attempt.feedback.startswith("That leaves out the learned position embedding")
+    assert not wrong.first_solve
+
+    right = services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
+    assert right.first_solve
+    again = services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
+    assert not again.first_solve
+
+    progress = ExerciseProgress.objects.get(user=student, exercise=ex)
+    assert progress.attempts == 3
+    assert progress.first_solve_attempt_id == right.attempt.pk
+    assert progress.solved_at == right.attempt.created_at
+
+
+def test_an_ungradable_answer_writes_nothing(student: User) -> None:
+    ex = exercise("0.1")
+    for payload, code in [
+        ({"answer": "124.3 GB"}, "wrong_dimension"),
+        ({"answer": "lots"}, "unparseable"),
+        ({"lines": [1]}, "bad_payload"),
+    ]:
+        with pytest.raises(ApplicationError) as info:
+            services.attempt_create(user=student, exercise=ex, payload=payload)
+        assert info.value.code == code
+    assert Attempt.objects.filter(user=student).count() == 0
+    assert ExerciseProgress.objects.filter(user=student).count() == 0
+
+
+def test_code_exercises_wait_for_the_sandbox_and_cost_nothing(student: User) -> None:
+    with pytest.raises(ApplicationError) as info:
+        services.attempt_create(
+            user=student,
+            exercise=exercise("0.5"),
+            payload={"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"},
+        )
+    assert info.value.code == "sandbox_unavailable"
+    assert info.value.status_code == 503
+    assert Attempt.objects.count() == 0
+
+
+def test_reveal_then_solve_completes_without_first_solve_points(student: User) -> None:
+    ex = exercise("1.4")
+    progress = services.exercise_reveal(user=student, exercise=ex)
+    assert progress.revealed_at is not None
+    again = services.exercise_reveal(user=student, exercise=ex)
+    assert again.revealed_at == progress.revealed_at  # idempotent
+    outcome = services.attempt_create(user=student, exercise=ex, payload={"answer": "128"})
+    assert outcome.first_solve
+    assert outcome.progress.solved_after_reveal
+
+
+def test_hints_come_one_at_a_time(student: User) -> None:
+    ex = exercise("0.1")
+    assert services.hint_reveal_next(user=student, exercise=ex).hints_used == 1
+    assert services.hint_reveal_next(user=student, exercise=ex).hints_used == 2
+    with pytest.raises(ApplicationError) as info:
+        services.hint_reveal_next(user=student, exercise=ex)
+    assert info.value.code == "no_more_hints"
+
+
+def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User) -> None:
+    ex = exercise("0.1")
+    services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # warm caches and progress row
+    with CaptureQueriesContext(connection) as queries:
+        services.attempt_create(user=student, exercise=ex, payload={"answer": "124.3"})
+    # savepoint, lock/read progress, insert attempt, update progress, release savepoint
+    assert len(queries) <= 5, [q["sql"] for q in queries]

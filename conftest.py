@@ -1,0 +1,64 @@
+"""Shared fixtures. Tests run on real PostgreSQL and Redis (scripts/services.sh starts them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core.cache import cache as django_cache
+from django.core.management import call_command
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.accounts import services as account_services
+from apps.accounts.models import Role, User
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
+    """Load the real workbooks once per session; each test runs in a rolled-back transaction."""
+    with django_db_blocker.unblock():
+        call_command("sync_content", verbosity=0)
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache() -> None:
+    """Throttle counters live in the (real Redis) cache: start each test from zero."""
+    django_cache.clear()
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., User]:
+    counter = iter(range(10_000))
+
+    def make(username: str | None = None, role: str = Role.STUDENT, password: str = "a-strong-pass-123") -> User:  # noqa: S107 - test accounts
+        return account_services.user_create(
+            username=username or f"learner{next(counter)}", password=password, role=role
+        )
+
+    return make
+
+
+@pytest.fixture
+def student(make_user: Callable[..., User]) -> User:
+    return make_user("alice")
+
+
+@pytest.fixture
+def other_student(make_user: Callable[..., User]) -> User:
+    return make_user("bob")
+
+
+@pytest.fixture
+def api(student: User) -> APIClient:
+    """An API client authenticated with the student's token, as API clients do."""
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=student)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def anon_api() -> APIClient:
+    return APIClient()
