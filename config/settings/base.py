@@ -127,7 +127,7 @@ STORAGES = {
 
 CONTENT_DIR = Path(env.str("CONTENT_DIR", default=str(BASE_DIR / "fixtures" / "workbooks")))
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

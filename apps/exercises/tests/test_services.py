@@ -122,11 +122,12 @@ def test_attempts_and_progress_are_written_together(student: User) -> None:
 
 def test_an_ungradable_answer_writes_nothing(student: User) -> None:
     ex = exercise("0.1")
-    for payload, code in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"answer": "124.3 GB"}, "wrong_dimension"),
         ({"answer": "lots"}, "unparseable"),
         ({"lines": [1]}, "bad_payload"),
-    ]:
+    ]
+    for payload, code in cases:
         with pytest.raises(ApplicationError) as info:
             services.attempt_create(user=student, exercise=ex, payload=payload)
         assert info.value.code == code

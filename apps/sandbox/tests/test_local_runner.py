@@ -1,7 +1,7 @@
 """The harness runs a function on inputs; the verdict is decided outside, from data."""
 
 from apps.sandbox import local
-from apps.sandbox.verdict import Case, decide
+from apps.sandbox.verdict import Case, Verdict, decide
 
 CASES = [
     Case("small", [2, 3], {}, 5),
@@ -11,7 +11,7 @@ CASES = [
 PAYLOAD = [{"id": c.id, "args": c.args, "kwargs": c.kwargs} for c in CASES]
 
 
-def run(source: str) -> object:
+def run(source: str) -> Verdict:
     return decide(local.run(source, "add", PAYLOAD), CASES, "add")
 
 
