@@ -11,11 +11,11 @@ from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
+from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises.serializers import ErrorOut
 
 
@@ -45,7 +45,7 @@ class TokenApi(APIView):
     throttle_scope = "auth"
 
     def get_throttles(self) -> list[Any]:
-        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+        return [FixedWindowScopedThrottle()] if self.request.method == "POST" else []
 
     def get_permissions(self) -> list[Any]:
         from rest_framework.permissions import IsAuthenticated

@@ -29,6 +29,22 @@ from apps.exercises.grading.formula import FormulaError, evaluate_all
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
 
 
+class BumpsContentGeneration:
+    """Admin writes change what learners see: invalidate every process's exercise lookups."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        cache.bump_generation()
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        super().delete_model(request, obj)  # type: ignore[misc]
+        cache.bump_generation()
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        super().delete_queryset(request, queryset)  # type: ignore[misc]
+        cache.bump_generation()
+
+
 class ChapterInline(admin.TabularInline[Chapter, Workbook]):
     model = Chapter
     fields = ("number", "title")
@@ -37,7 +53,7 @@ class ChapterInline(admin.TabularInline[Chapter, Workbook]):
 
 
 @admin.register(Workbook)
-class WorkbookAdmin(admin.ModelAdmin[Workbook]):
+class WorkbookAdmin(BumpsContentGeneration, admin.ModelAdmin[Workbook]):
     list_display = ("title", "slug", "position", "is_published", "exercise_count", "updated_at")
     list_filter = ("is_published",)
     search_fields = ("title", "slug", "summary")
@@ -74,7 +90,7 @@ class ChapterForm(forms.ModelForm[Chapter]):
 
 
 @admin.register(Chapter)
-class ChapterAdmin(admin.ModelAdmin[Chapter]):
+class ChapterAdmin(BumpsContentGeneration, admin.ModelAdmin[Chapter]):
     form = ChapterForm
     list_display = ("__str__", "workbook", "number")
     list_filter = ("workbook",)
@@ -166,7 +182,7 @@ class VersionInline(admin.TabularInline[ExerciseVersion, Exercise]):
 
 
 @admin.register(Exercise)
-class ExerciseAdmin(admin.ModelAdmin[Exercise]):
+class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
     form = ExerciseForm
     list_display = ("number", "title", "workbook", "kind", "format", "difficulty", "version_number", "is_active")
     list_filter = ("workbook", "kind", "format", "difficulty", "is_active")
@@ -226,9 +242,11 @@ class ExerciseAdmin(admin.ModelAdmin[Exercise]):
         chapter: Chapter = form.cleaned_data["chapter"]
         position = obj.position if change else chapter.exercises.count()
         saved, _ = services.exercise_upsert(workbook=chapter.workbook, chapter=chapter, spec=spec, position=position)
-        if change and obj.is_active != form.cleaned_data["is_active"]:
+        # The upsert reactivates (content files are the record); the admin may retire it here.
+        if change and saved.is_active != form.cleaned_data["is_active"]:
             saved.is_active = form.cleaned_data["is_active"]
             saved.save(update_fields=["is_active"])
+        cache.bump_generation()
         obj.pk = saved.pk
         obj.refresh_from_db()
 

@@ -9,11 +9,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from apps.accounts.models import User
 from apps.core.pagination import Pagination
+from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
 from apps.exercises.content import cache
 from apps.exercises.content.render import markdown_html, render
@@ -228,7 +228,7 @@ class ExerciseAttemptsApi(APIView):
 
     def get_throttles(self) -> list[Any]:
         # Only submissions are throttled; reading one's attempts is not.
-        return [ScopedRateThrottle()] if self.request.method == "POST" else []
+        return [FixedWindowScopedThrottle()] if self.request.method == "POST" else []
 
     @extend_schema(
         operation_id="exercise_attempts_list",
@@ -278,7 +278,7 @@ class ExerciseAttemptsApi(APIView):
 
 class ExercisePreviewApi(APIView):
     throttle_scope = "preview"
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [FixedWindowScopedThrottle]
 
     @extend_schema(
         operation_id="exercise_answer_preview",

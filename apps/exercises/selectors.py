@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from apps.accounts.models import User
+from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
 from apps.progress.models import ExerciseProgress
 
@@ -69,7 +70,13 @@ def chapter_get(*, workbook: Workbook, number: int) -> Chapter:
 
 
 def exercise_queryset() -> QuerySet[Exercise]:
-    return Exercise.objects.filter(is_active=True).select_related("workbook", "chapter", "current_version")
+    # The version's spec is only read on a cache miss (content/cache.py), so it is deferred:
+    # decoding kilobytes of jsonb on every request was most of the grading path's cost.
+    return (
+        Exercise.objects.filter(is_active=True)
+        .select_related("workbook", "chapter", "current_version")
+        .defer("current_version__spec", "chapter__intro", "workbook__summary", "workbook__prerequisites")
+    )
 
 
 def exercise_list(*, workbook: Workbook, chapter: Chapter | None = None) -> QuerySet[Exercise]:
@@ -79,11 +86,28 @@ def exercise_list(*, workbook: Workbook, chapter: Chapter | None = None) -> Quer
     return qs.order_by("chapter__number", "position")
 
 
+_lookups: dict[tuple[str, str], tuple[str, Exercise]] = {}
+
+
 def exercise_get(*, workbook_slug: str, number: str) -> Exercise:
+    """An active exercise of a published workbook, with its current version (spec deferred).
+
+    Cached per process and invalidated by the content generation token (content/cache.py):
+    this lookup is on every exercise request and the four-table query dominated grading time.
+    The instance is shared read-only between requests of a process.
+    """
+    generation = cache.generation()
+    hit = _lookups.get((workbook_slug, number))
+    if hit is not None and hit[0] == generation:
+        return hit[1]
     try:
-        return exercise_queryset().get(workbook__slug=workbook_slug, workbook__is_published=True, number=number)
+        exercise = exercise_queryset().get(workbook__slug=workbook_slug, workbook__is_published=True, number=number)
     except Exercise.DoesNotExist:
         raise Http404("No such exercise.") from None
+    if len(_lookups) > 10_000:
+        _lookups.clear()
+    _lookups[(workbook_slug, number)] = (generation, exercise)
+    return exercise
 
 
 def progress_map(*, user: User | None, exercises: list[Exercise]) -> dict[int, ExerciseProgress]:

@@ -79,6 +79,7 @@ def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
     gone = Exercise.objects.filter(workbook=workbook, is_active=True).exclude(number__in=seen)
     report.retired = sorted(gone.values_list("number", flat=True))
     gone.update(is_active=False)
+    cache.bump_generation()
     logger.info("content synced", extra={"workbook": spec.slug})
     return report
 
@@ -116,10 +117,12 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
             setattr(exercise, k, fields[k])
         if changed:
             exercise.save(update_fields=changed)
+            cache.bump_generation()
     current = exercise.current_version
+    if current is not None and current.grading_hash == g_hash and current.content_hash == c_hash:
+        return exercise, "unchanged"
+    cache.bump_generation()
     if current is not None and current.grading_hash == g_hash:
-        if current.content_hash == c_hash:
-            return exercise, "unchanged"
         current.spec, current.content_hash = spec_json, c_hash
         current.save(update_fields=["spec", "content_hash"])
         return exercise, "updated"
@@ -206,7 +209,6 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
     result = grade_payload(version=version, user_id=user.pk, payload=payload)
     with transaction.atomic():
-        progress = progress_services.progress_lock(user=user, exercise=exercise)
         attempt = Attempt.objects.create(
             user=user,
             exercise=exercise,
@@ -218,7 +220,7 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
             feedback=result.feedback,
             details=result.details,
         )
-        first_solve = progress_services.progress_record_attempt(progress=progress, attempt=attempt)
+        progress, first_solve = progress_services.progress_record_attempt(attempt=attempt)
     logger.info(
         "attempt graded",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from django.core.cache import cache as django_cache
+from django.db import transaction
 
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
@@ -75,6 +79,25 @@ def rendered(version: VersionLike) -> Rendered:
         )
 
     return _rendered.get_or_make((version.pk, version.content_hash), make)  # type: ignore[no-any-return]
+
+
+# ---- content generation --------------------------------------------------------------------
+# Exercise lookups by (workbook, number) are cached per process (selectors.exercise_get). Every
+# content write sets a new generation token in the shared cache (Redis in production), which
+# makes every process's cached lookups stale at once.
+
+GENERATION_KEY = "exercises:content-generation"
+
+
+def generation() -> str:
+    return str(django_cache.get(GENERATION_KEY) or "0")
+
+
+def bump_generation() -> None:
+    """Call on any content write. Bumped now (this transaction's later reads) and on commit
+    (so no other process caches the pre-commit state under the new token)."""
+    django_cache.set(GENERATION_KEY, uuid.uuid4().hex, None)
+    transaction.on_commit(lambda: django_cache.set(GENERATION_KEY, uuid.uuid4().hex, None))
 
 
 def clear() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -77,6 +78,23 @@ def test_saving_a_changed_answer_makes_a_new_version(author_client: Client) -> N
     after = ex("0.1")
     assert after.current_version is not None
     assert after.current_version.version == 2
+
+
+def test_an_author_can_retire_an_exercise_and_learners_stop_seeing_it(author_client: Client, api: Any) -> None:
+    exercise = ex("0.4")
+    assert api.get("/api/v1/workbooks/transformer-math/exercises/0.4/").status_code == 200  # cached now
+    assert exercise.current_version is not None
+    form = {
+        "chapter": exercise.chapter_id,
+        "spec_text": spec_yaml(exercise.current_version.spec),
+        "versions-TOTAL_FORMS": "0",
+        "versions-INITIAL_FORMS": "0",
+        "versions-MIN_NUM_FORMS": "0",
+        "versions-MAX_NUM_FORMS": "1000",
+    }  # no "is_active": the checkbox is cleared
+    assert author_client.post(f"/admin/exercises/exercise/{exercise.pk}/change/", form).status_code == 302
+    assert ex("0.4").is_active is False
+    assert api.get("/api/v1/workbooks/transformer-math/exercises/0.4/").status_code == 404
 
 
 def test_saving_runs_the_content_checks(author_client: Client) -> None:

@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
-from rest_framework.throttling import ScopedRateThrottle
 
 from apps.accounts.models import User
+from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.tests.answers import (
@@ -314,9 +314,8 @@ def test_reveal_hints_and_preview(api: APIClient) -> None:
 
 
 def test_attempt_submission_is_throttled(api: APIClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(
-        ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES, "attempts": "3/min"}
-    )
+    rates = {**FixedWindowScopedThrottle.THROTTLE_RATES, "attempts": "3/min"}
+    monkeypatch.setattr(FixedWindowScopedThrottle, "THROTTLE_RATES", rates)
     codes = [api.post(url("0.1", "attempts"), {"answer": "1"}, format="json").status_code for _ in range(4)]
     assert codes == [201, 201, 201, 429]
     blocked = api.post(url("0.1", "attempts"), {"answer": "1"}, format="json").json()

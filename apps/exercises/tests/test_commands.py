@@ -1,0 +1,72 @@
+"""sync_content, check_content and export_content from the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.test import override_settings
+
+from apps.exercises.content.report import DEFAULT_ROOT
+
+
+def export(slug: str) -> dict[str, object]:
+    out = StringIO()
+    call_command("export_content", workbook=slug, stdout=out)
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def test_export_lists_52_exercises_with_answers_computed_independently() -> None:
+    data = export("transformer-math")
+    assert data["count"] == 52
+    items = {e["number"]: e for e in data["exercises"]}  # type: ignore[attr-defined]
+    # Recomputed here by hand, not read from the content files.
+    assert items["0.1"]["answer"] == 12 * 12 * 768**2 + 50257 * 768 + 1024 * 768 + 2 * 768 == 124_320_000
+    assert items["0.2"]["answer"] == 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 2 * 32000 * 4096 + 4096
+    assert items["0.7"]["answer"] == 46_702_792_704  # Mixtral with GQA: 46.7B, as Mistral reports
+    assert items["1.2"]["answer"] == pytest.approx(8 * 2048 * 4096**2 + 4 * 2048**2 * 4096, rel=1e-9)
+    assert items["4.1"]["answer"] == 2 * 32 * 4096 * 4096 * 2  # bytes; 2.15 GB, the seed's "2.0 GB" is GiB
+    assert items["4.4"]["answer"] == (80e9 - 6.74e9 * 2) // (2 * 32 * 4096 * 4096 * 2) == 30
+    assert items["7.5"]["answer"] == 4  # the seed asserted 25 without a calculation
+    assert items["8.2"]["answer"] == pytest.approx(6 * 7e9 * 140e9)  # 5.88e21, not the seed's 5.88e15
+    assert items["9.1"]["answer"] == 11_338_142_720
+    assert items["9.3"]["answer"] == pytest.approx(13e9 * 2 + 50 * 2 * 40 * 4096 * 8 * 128 * 2)
+    assert items["0.6"]["buggy_lines"] == [8]
+    assert items["2.5"]["order"][0] == "project_q"
+    assert {e["format"] for e in items.values()} == {"numeric", "choice", "order", "lines", "table", "code"}
+    for e in items.values():
+        if e["format"] == "numeric":
+            assert set(e) >= {"answer", "unit", "tolerance"}
+
+
+def test_export_unknown_workbook_is_an_error() -> None:
+    with pytest.raises(CommandError, match="no workbook 'nope'"):
+        call_command("export_content", workbook="nope")
+
+
+def test_check_content_passes_on_the_real_content() -> None:
+    out = StringIO()
+    call_command("check_content", stdout=out)
+    assert "transformer-math: 52 exercises, ok" in out.getvalue()
+
+
+def test_check_content_fails_loudly_on_broken_content(tmp_path: Path) -> None:
+    root = tmp_path / "workbooks"
+    shutil.copytree(DEFAULT_ROOT / "transformer-math", root / "transformer-math")
+    chapter = root / "transformer-math" / "chapters" / "04-kv-cache.yaml"
+    chapter.write_text(chapter.read_text().replace("tolerance: 0", "tolerance: 0.9", 1))
+    out = StringIO()
+    with override_settings(CONTENT_DIR=root), pytest.raises(CommandError, match="content problem"):
+        call_command("check_content", "--no-code", stdout=out)
+    assert "problem(s)" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_sync_content_reports_and_is_idempotent() -> None:
+    out = StringIO()
+    call_command("sync_content", stdout=out)
+    assert "transformer-math: 0 created, 0 new versions, 0 updated, 52 unchanged, 0 retired" in out.getvalue()

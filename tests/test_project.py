@@ -1,0 +1,158 @@
+"""The project as a whole: layout, settings per environment, Celery, the two commands' paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROD_ENV = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.production",
+    "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
+    "DJANGO_ALLOWED_HOSTS": "workbooks.example.org",
+    "DATABASE_URL": "postgres://mlsys@127.0.0.1:54329/mlsys",
+    "REDIS_URL": "redis://127.0.0.1:63799/0",
+}
+
+
+def run(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE")}
+    return subprocess.run(args, cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=timeout)  # noqa: S603
+
+
+def test_the_project_package_does_not_shadow_the_standard_library() -> None:
+    code = (
+        "import django, celery, config, config.celery_app, platform, uuid; "
+        "print(platform.system(), celery.__version__ is not None, uuid.uuid4().version)"
+    )
+    result = run([sys.executable, "-c", code], {"DJANGO_SETTINGS_MODULE": "config.settings.test"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["Linux", "True", "4"]
+    assert not (ROOT / "platform").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"DJANGO_SECRET_KEY": ""}, "DJANGO_SECRET_KEY must be set"),
+        ({"DJANGO_SECRET_KEY": "dev-insecure-secret-key-change-me"}, "DJANGO_SECRET_KEY must be set"),
+        ({"DJANGO_DEBUG": "true"}, "DEBUG must be off"),
+        ({"DJANGO_ALLOWED_HOSTS": ""}, "DJANGO_ALLOWED_HOSTS must list"),
+        ({"DJANGO_ALLOWED_HOSTS": "*"}, "DJANGO_ALLOWED_HOSTS must list"),
+        ({"DATABASE_URL": ""}, "DATABASE_URL must point"),
+        ({"REDIS_URL": ""}, "REDIS_URL must point"),
+    ],
+)
+def test_production_settings_refuse_unsafe_configuration(change: dict[str, str], message: str) -> None:
+    result = run([sys.executable, "manage.py", "check"], {**PROD_ENV, **change})
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_check_deploy_is_clean_under_production_settings() -> None:
+    result = run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], PROD_ENV)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_embedded_default_uses_sqlite_and_in_process_celery() -> None:
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; from config import celery_app as c; "
+        "import json; print(json.dumps([s.DATABASES['default']['ENGINE'], c.conf.task_always_eager, "
+        "c.conf.broker_url, s.CACHES['default']['BACKEND']]))"
+    )
+    result = run([sys.executable, "-c", code], {"DJANGO_SETTINGS_MODULE": "config.settings.local"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        "django.db.backends.sqlite3",
+        True,
+        "memory://",
+        "django.core.cache.backends.locmem.LocMemCache",
+    ]
+
+
+def test_with_urls_it_uses_postgres_and_a_real_redis_broker() -> None:
+    from django.conf import settings
+
+    from config.celery_app import app
+
+    assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    assert app.conf.broker_url.startswith("redis://127.0.0.1:")
+    assert app.conf.task_always_eager is False
+    assert app.conf.task_acks_late is True
+    assert app.conf.worker_prefetch_multiplier == 1
+    with app.connection_for_write() as connection:
+        connection.ensure_connection(max_retries=1)  # a real Redis answers
+        assert connection.connected
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.slow
+def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Path) -> None:
+    """What `make run` does — migrate, sync, demo users, serve — on SQLite with no services."""
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    for command in (["migrate", "--noinput"], ["sync_content"], ["seed_demo"]):
+        result = run([sys.executable, "manage.py", *command], env)
+        assert result.returncode == 0, result.stderr
+    port = _free_port()
+    server = subprocess.Popen(  # noqa: S603
+        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env={**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+            for _ in range(100):
+                try:
+                    client.get("/")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            token = client.post(
+                "/api/v1/auth/token/", json={"username": "student", "password": "student-demo-pass"}
+            ).json()["token"]
+            result = client.post(
+                "/api/v1/workbooks/transformer-math/exercises/4.4/attempts/",
+                json={"answer": "30"},
+                headers={"Authorization": f"Token {token}"},
+            ).json()
+            assert result["verdict"] == "correct"
+            assert result["state"]["solved_at"].endswith("Z")  # aware, from the SQLite upsert path
+            assert "Transformer Math" in client.get("/").text
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_compose_file_describes_the_production_stack() -> None:
+    compose = shutil.which("docker-compose")
+    if compose is None:
+        docker = shutil.which("docker")
+        assert docker is not None, "docker is part of this machine kind"
+        args = [docker, "compose"]
+    else:
+        args = [compose]
+    result = run([*args, "config"], {"DJANGO_SECRET_KEY": "x" * 60, "POSTGRES_PASSWORD": "pw"})
+    assert result.returncode == 0, result.stderr
+    for service in ("web:", "worker:", "beat:", "postgres:", "redis:"):
+        assert service in result.stdout
+    assert "BASE_IMAGE" in result.stdout or "base_image" in result.stdout.lower()
+    assert "gunicorn" in result.stdout or "deploy/web/Dockerfile" in result.stdout
