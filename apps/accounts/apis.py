@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
+from apps.core.serializers import represent
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises.serializers import ErrorOut
 
@@ -65,7 +66,7 @@ class TokenApi(APIView):
         if not isinstance(user, User) or not user.is_active:
             raise ApplicationError("Wrong username or password.", code="invalid_credentials")
         token, _ = Token.objects.get_or_create(user=user)
-        return Response(TokenOut({"token": token.key, "user": user_dict(user)}).data)
+        return Response(represent(TokenOut, {"token": token.key, "user": user_dict(user)}))
 
     @extend_schema(operation_id="auth_token_destroy", request=None, responses={204: None})
     def delete(self, request: Request) -> Response:
@@ -80,4 +81,4 @@ class MeApi(APIView):
     def get(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)
-        return Response(UserOut(user_dict(user)).data)
+        return Response(represent(UserOut, user_dict(user)))

@@ -9,13 +9,13 @@ Without Redis (the embedded default) it falls back to the cache API (add + incr)
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from django.core.cache import cache
-from django.core.cache.backends.redis import RedisCache
 from rest_framework.request import Request
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
+
+from apps.core.redis import full_key, shared_client
 
 
 class FixedWindowScopedThrottle(ScopedRateThrottle):
@@ -40,13 +40,12 @@ class FixedWindowScopedThrottle(ScopedRateThrottle):
         return count <= self.num_requests
 
     def _incr(self, key: str, ttl: int) -> int:
-        if isinstance(cache, RedisCache) or isinstance(getattr(cache, "_wrapped", None), RedisCache):
-            backend: Any = cache
-            full_key = backend.make_and_validate_key(key)
-            client = backend._cache.get_client(full_key, write=True)
+        client = shared_client()
+        if client is not None:
+            name = full_key(key)
             pipe = client.pipeline(transaction=False)
-            pipe.incr(full_key)
-            pipe.expire(full_key, ttl + 1)
+            pipe.incr(name)
+            pipe.expire(name, ttl + 1)
             count, _ = pipe.execute()
             return int(count)
         cache.add(key, 0, ttl + 1)

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import User
 from apps.core.pagination import Pagination
+from apps.core.serializers import represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
 from apps.exercises.content import cache
@@ -133,7 +134,7 @@ class WorkbookListApi(APIView):
     @extend_schema(operation_id="workbooks_list", responses={200: WorkbookOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
         data = [_workbook_dict(w, c) for w, c in selectors.workbook_list(user=_user(request))]
-        return Response(WorkbookOut(data, many=True).data)
+        return Response(represent_many(WorkbookOut, data))
 
 
 def _workbook_dict(w: Workbook, c: selectors.Counts) -> dict[str, Any]:
@@ -166,7 +167,7 @@ class WorkbookDetailApi(APIView):
         chapters = selectors.chapter_list(workbook=workbook, user=user)
         total = selectors.Counts(sum(c.total for _, c in chapters), sum(c.solved for _, c in chapters))
         data = {**_workbook_dict(workbook, total), "chapters": [_chapter_dict(workbook, ch, c) for ch, c in chapters]}
-        return Response(WorkbookDetailOut(data).data)
+        return Response(represent(WorkbookDetailOut, data))
 
 
 class ChapterDetailApi(APIView):
@@ -186,7 +187,7 @@ class ChapterDetailApi(APIView):
             "intro_html": render(chapter.intro, scope),
             "exercises": [summary_dict(e, progress.get(e.pk)) for e in exercises],
         }
-        return Response(ChapterDetailOut(data).data)
+        return Response(represent(ChapterDetailOut, data))
 
 
 def chapter_scope(chapter: Chapter) -> dict[str, Any]:
@@ -211,7 +212,7 @@ class ExerciseListApi(APIView):
         page = paginator.paginate_queryset(selectors.exercise_list(workbook=workbook), request, view=self) or []
         progress = selectors.progress_map(user=_user(request), exercises=list(page))
         data = [summary_dict(e, progress.get(e.pk)) for e in page]
-        return paginator.get_paginated_response(ExerciseSummaryOut(data, many=True).data)
+        return paginator.get_paginated_response(represent_many(ExerciseSummaryOut, data))
 
 
 class ExerciseDetailApi(APIView):
@@ -220,7 +221,7 @@ class ExerciseDetailApi(APIView):
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
         data = detail_dict(_exercise(slug, number), _user(request))
-        return Response(ExerciseDetailOut(data).data)
+        return Response(represent(ExerciseDetailOut, data))
 
 
 class ExerciseAttemptsApi(APIView):
@@ -240,7 +241,7 @@ class ExerciseAttemptsApi(APIView):
         page = paginator.paginate_queryset(
             selectors.attempt_list(user=_user(request), exercise=exercise), request, view=self
         )
-        return paginator.get_paginated_response(AttemptOut([attempt_dict(a) for a in page or []], many=True).data)
+        return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
 
     @extend_schema(
         operation_id="exercise_attempts_create",
@@ -273,7 +274,7 @@ class ExerciseAttemptsApi(APIView):
             if outcome.attempt.verdict == Verdict.CORRECT
             else None,
         }
-        return Response(AttemptResultOut(data).data, status=status.HTTP_201_CREATED)
+        return Response(represent(AttemptResultOut, data), status=status.HTTP_201_CREATED)
 
 
 class ExercisePreviewApi(APIView):
@@ -290,7 +291,7 @@ class ExercisePreviewApi(APIView):
         body = PreviewIn(data=request.data)
         body.is_valid(raise_exception=True)
         data = services.answer_preview(exercise=_exercise(slug, number), text=body.validated_data["answer"])
-        return Response(PreviewOut(data).data)
+        return Response(represent(PreviewOut, data))
 
 
 class ExerciseRevealApi(APIView):
@@ -305,7 +306,7 @@ class ExerciseRevealApi(APIView):
         progress = services.exercise_reveal(user=_user(request), exercise=exercise)
         assert exercise.current_version is not None
         data = {"state": state_dict(progress), "solution": presentation.solution(exercise.current_version, progress)}
-        return Response(RevealOut(data).data)
+        return Response(represent(RevealOut, data))
 
 
 class ExerciseHintApi(APIView):
@@ -328,7 +329,7 @@ class ExerciseHintApi(APIView):
             "hints": presentation.hints(exercise.current_version, progress.hints_used),
             "state": state_dict(progress),
         }
-        return Response(HintRevealOut(data).data)
+        return Response(represent(HintRevealOut, data))
 
 
 # ---- attempts -----------------------------------------------------------------------------------
@@ -344,11 +345,11 @@ class AttemptListApi(APIView):
         qs = selectors.attempt_list(user=_user(request), workbook_slug=request.query_params.get("workbook") or None)
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(AttemptOut([attempt_dict(a) for a in page or []], many=True).data)
+        return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
 
 
 class AttemptDetailApi(APIView):
     @extend_schema(operation_id="attempts_retrieve", responses={200: AttemptOut, 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request, attempt_id: int) -> Response:
         attempt = selectors.attempt_get(user=_user(request), attempt_id=attempt_id)
-        return Response(AttemptOut(attempt_dict(attempt)).data)
+        return Response(represent(AttemptOut, attempt_dict(attempt)))

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from django.core.cache import cache as django_cache
 from django.db import transaction
 
+from apps.core.redis import full_key, shared_client
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
 from apps.exercises.content.schema import ExerciseSpec
@@ -90,14 +91,27 @@ GENERATION_KEY = "exercises:content-generation"
 
 
 def generation() -> str:
+    client = shared_client()
+    if client is not None:  # plain string value, read with one cheap GET
+        value = client.get(full_key(GENERATION_KEY))
+        return value.hex() if value else "0"  # an opaque token: only equality matters
     return str(django_cache.get(GENERATION_KEY) or "0")
+
+
+def _set_generation() -> None:
+    token = uuid.uuid4().hex
+    client = shared_client()
+    if client is not None:
+        client.set(full_key(GENERATION_KEY), token)
+    else:
+        django_cache.set(GENERATION_KEY, token, None)
 
 
 def bump_generation() -> None:
     """Call on any content write. Bumped now (this transaction's later reads) and on commit
     (so no other process caches the pre-commit state under the new token)."""
-    django_cache.set(GENERATION_KEY, uuid.uuid4().hex, None)
-    transaction.on_commit(lambda: django_cache.set(GENERATION_KEY, uuid.uuid4().hex, None))
+    _set_generation()
+    transaction.on_commit(_set_generation)
 
 
 def clear() -> None:
