@@ -352,3 +352,11 @@ def test_openapi_schema_documents_every_answer_format(api: APIClient) -> None:
     assert set(post["responses"]) >= {"201", "400", "401", "404", "429", "503"}
     assert components["ErrorOut"]["properties"]["error"]["$ref"].endswith("ErrorDetailOut")
     assert "InputRequest" not in components and "Output" not in components  # every body has a real name
+
+
+def test_openapi_schema_is_valid_and_generates_without_warnings(tmp_path: Any) -> None:
+    from django.core.management import call_command
+
+    out = tmp_path / "schema.yaml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
+    assert "/api/v1/workbooks/{slug}/exercises/{number}/attempts/" in out.read_text()

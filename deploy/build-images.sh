@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Build every image of the stack without pulling anything from a container registry:
+#   1. the Debian bookworm base image (deploy/base/build-base-image.sh: debootstrap + docker
+#      import, reused while its inputs are unchanged), unless BASE_IMAGE is already set;
+#   2. the Python wheels of requirements/base.lock, downloaded on the host into deploy/.wheels
+#      (hash-checked), so the web image installs them with `pip --no-index`;
+#   3. `docker-compose build` with BASE_IMAGE set to that base image.
+# Extra arguments go to `docker-compose build` (default: postgres redis web; worker and beat
+# run the image that web builds, mlsys-web:latest).
+#
+# Environment:
+#   BASE_IMAGE   use this base instead of building one (e.g. python:3.11-slim-bookworm where a
+#                registry exists; the postgres/redis images then need apt inside the build)
+#   PYTHON       the host Python whose pip downloads the wheels (default python3)
+#   KEEP_WHEELS=1  keep deploy/.wheels afterwards (it is removed by default)
+#   COMPOSE      the compose command (default: docker-compose, else `docker compose`)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+if [[ -z "${COMPOSE:-}" ]]; then
+    if command -v docker-compose >/dev/null 2>&1; then COMPOSE=docker-compose; else COMPOSE="docker compose"; fi
+fi
+PYTHON=${PYTHON:-python3}
+wheels=deploy/.wheels
+
+t0=$(date +%s)
+if [[ -z "${BASE_IMAGE:-}" ]]; then
+    echo "== base image"
+    BASE_IMAGE=$(deploy/base/build-base-image.sh)
+fi
+export BASE_IMAGE
+t1=$(date +%s)
+echo "== base image: $BASE_IMAGE ($((t1 - t0))s)"
+
+echo "== downloading wheels for requirements/base.lock into $wheels"
+mkdir -p "$wheels"
+# Explicit target (CPython 3.11, manylinux x86_64) so the host's own Python version does not matter.
+"$PYTHON" -m pip download --quiet --disable-pip-version-check \
+    --require-hashes -r requirements/base.lock -d "$wheels" \
+    --only-binary=:all: --implementation cp --python-version 3.11 --abi cp311 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
+echo "$(find "$wheels" -name '*.whl' | wc -l) wheels, $(du -sh "$wheels" | cut -f1)"
+t2=$(date +%s)
+
+cleanup_wheels() {
+    if [[ "${KEEP_WHEELS:-0}" != 1 ]]; then rm -rf "$wheels"; fi
+}
+trap cleanup_wheels EXIT
+
+# web, worker and beat share the image mlsys-web:latest: build it once (through `web`) so all
+# three run the same snapshot of the code, unless services were named on the command line.
+build_args=("$@")
+if [[ $# -eq 0 ]]; then build_args=(postgres redis web); fi
+echo "== $COMPOSE build ${build_args[*]} (BASE_IMAGE=$BASE_IMAGE)"
+# Building needs no secrets, but the compose file refuses to load without them: placeholders
+# are enough here and are not baked into any image.
+DJANGO_SECRET_KEY=${DJANGO_SECRET_KEY:-build-only-placeholder} \
+    POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-build-only-placeholder} \
+    $COMPOSE build "${build_args[@]}"
+t3=$(date +%s)
+
+echo "== done: base image $((t1 - t0))s, wheels $((t2 - t1))s, compose build $((t3 - t2))s"
+docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' |
+    grep -E "^(mlsys-(web|postgres|redis):latest|${BASE_IMAGE//./\\.})\b" || true
+echo "BASE_IMAGE=$BASE_IMAGE"

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Entrypoint of the Django image (runs under tini as the non-root user `app`).
+#   web     migrate, sync_content, then gunicorn on 0.0.0.0:8000
+#   worker  the Celery worker (queues celery and sandbox)
+#   beat    the Celery beat scheduler
+#   migrate migrate + sync_content only, then exit
+#   other   run as a command (e.g. `python manage.py shell`)
+set -eu
+
+prepare() {
+    python manage.py migrate --noinput
+    python manage.py sync_content
+}
+
+cmd=${1:-web}
+if [ "$#" -gt 0 ]; then shift; fi
+
+case "$cmd" in
+web)
+    prepare
+    exec gunicorn config.wsgi:application \
+        --bind 0.0.0.0:8000 \
+        --workers "${GUNICORN_WORKERS:-2}" \
+        --timeout "${GUNICORN_TIMEOUT:-60}" \
+        --access-logfile - \
+        --error-logfile - \
+        "$@"
+    ;;
+worker)
+    exec celery -A config.celery_app worker -Q celery,sandbox -l info --prefetch-multiplier 1 "$@"
+    ;;
+beat)
+    # The file scheduler keeps its state in a writable place (the app tree is read-only).
+    exec celery -A config.celery_app beat -l info --schedule /tmp/celerybeat-schedule "$@"
+    ;;
+migrate)
+    prepare
+    ;;
+*)
+    exec "$cmd" "$@"
+    ;;
+esac
