@@ -208,19 +208,19 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     if version is None:
         raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
     result = grade_payload(version=version, user_id=user.pk, payload=payload)
-    with transaction.atomic():
-        attempt = Attempt.objects.create(
-            user=user,
-            exercise=exercise,
-            version=version,
-            raw=payload,
-            parsed=result.parsed,
-            verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
-            score=result.score,
-            feedback=result.feedback,
-            details=result.details,
-        )
-        progress, first_solve = progress_services.progress_record_attempt(attempt=attempt)
+    attempt = Attempt(
+        user=user,
+        exercise=exercise,
+        version=version,
+        raw=payload,
+        parsed=result.parsed,
+        verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
+        score=result.score,
+        feedback=result.feedback,
+        details=result.details,
+        created_at=timezone.now(),
+    )
+    progress, first_solve = progress_services.attempt_record(attempt=attempt)
     logger.info(
         "attempt graded",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},
