@@ -105,7 +105,8 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Path) -> None:
     """What `make run` does — migrate, sync, demo users, serve — on SQLite with no services."""
-    env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "SQLITE_PATH": str(tmp_path / "db.sqlite3")}
+    # A directory that does not exist yet, as var/ on a fresh clone.
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "SQLITE_PATH": str(tmp_path / "var" / "db.sqlite3")}
     for command in (["migrate", "--noinput"], ["sync_content"], ["seed_demo"]):
         result = run([sys.executable, "manage.py", *command], env)
         assert result.returncode == 0, result.stderr

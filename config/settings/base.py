@@ -77,12 +77,10 @@ if DATABASE_URL:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env.str("SQLITE_PATH", default=str(BASE_DIR / "var" / "db.sqlite3")),
-        }
-    }
+    SQLITE_PATH = Path(env.str("SQLITE_PATH", default=str(BASE_DIR / "var" / "db.sqlite3")))
+    # The embedded default must work on a fresh clone, where var/ does not exist yet.
+    SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(SQLITE_PATH)}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
