@@ -63,6 +63,8 @@
       }
       feedback.append(box);
       document.getElementById("attempt-count").textContent = a.state.attempts;
+      const stateLine = document.getElementById("state-line");
+      if (a.state.solved && !stateLine.querySelector(".solved")) stateLine.prepend(el("span", "state solved", "✓ Solved "));
       if (a.solution) {
         const sol = document.getElementById("solution");
         sol.replaceChildren(el("h2", "", "Derivation"));
