@@ -157,3 +157,11 @@ def test_compose_file_describes_the_production_stack() -> None:
         assert service in result.stdout
     assert "BASE_IMAGE" in result.stdout or "base_image" in result.stdout.lower()
     assert "gunicorn" in result.stdout or "deploy/web/Dockerfile" in result.stdout
+
+
+def test_migrations_match_the_models() -> None:
+    result = run(
+        [sys.executable, "manage.py", "makemigrations", "--check", "--dry-run"],
+        {"DJANGO_SETTINGS_MODULE": "config.settings.test"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

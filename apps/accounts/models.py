@@ -17,11 +17,3 @@ class User(AbstractUser):
         constraints = [
             models.CheckConstraint(condition=models.Q(role__in=Role.values), name="user_role_valid"),
         ]
-
-    @property
-    def is_author(self) -> bool:
-        return self.role == Role.AUTHOR or self.is_superuser
-
-    @property
-    def is_instructor(self) -> bool:
-        return self.role == Role.INSTRUCTOR

@@ -35,16 +35,6 @@ class ApplicationError(Exception):
         self.details = details or {}
 
 
-class NotFound(ApplicationError):
-    status_code = status.HTTP_404_NOT_FOUND
-    code = "not_found"
-
-
-class Conflict(ApplicationError):
-    status_code = status.HTTP_409_CONFLICT
-    code = "conflict"
-
-
 class ServiceUnavailable(ApplicationError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     code = "unavailable"

@@ -18,6 +18,7 @@ from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
 from apps.exercises.content import cache
 from apps.exercises.content.render import markdown_html, render
+from apps.exercises.grading.formula import evaluate_all
 from apps.exercises.models import Attempt, Chapter, Exercise, Verdict, Workbook
 from apps.exercises.serializers import (
     ANSWER_INPUTS,
@@ -191,8 +192,6 @@ class ChapterDetailApi(APIView):
 
 
 def chapter_scope(chapter: Chapter) -> dict[str, Any]:
-    from apps.exercises.grading.formula import evaluate_all
-
     scope: dict[str, Any] = dict(chapter.givens or {})
     scope.update(evaluate_all(chapter.derived or {}, scope))
     return scope

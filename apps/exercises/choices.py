@@ -31,7 +31,3 @@ class AnswerFormat(models.TextChoices):
 class Verdict(models.TextChoices):
     CORRECT = "correct", "Correct"
     INCORRECT = "incorrect", "Incorrect"
-    # Code submissions (the sandbox) pass through these before a final verdict.
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    NOT_GRADED = "not_graded", "Not graded"

@@ -8,8 +8,6 @@ Prose edits (prompt, explanation, hints) update the current version in place.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 
@@ -126,11 +124,3 @@ class Attempt(models.Model):
 
     def __str__(self) -> str:
         return f"attempt {self.pk} {self.verdict}"
-
-    @property
-    def is_final(self) -> bool:
-        return self.verdict in (Verdict.CORRECT, Verdict.INCORRECT, Verdict.NOT_GRADED)
-
-    def raw_text(self) -> str:
-        raw: Any = self.raw
-        return raw.get("answer", "") if isinstance(raw, dict) and "answer" in raw else str(raw)

@@ -21,6 +21,7 @@ from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.content.schema import ExerciseSpec
+from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.grading.numeric import format_in
 from apps.exercises.models import ExerciseVersion
 from apps.progress.models import ExerciseProgress
@@ -191,8 +192,6 @@ def solution(version: ExerciseVersion, progress: ExerciseProgress | None) -> dic
 
 def map_ids(given: Sequence[Any], mapping: dict[str, Any], what: str) -> list[Any]:
     """Opaque ids from the learner back to author indices; unknown ids are input errors."""
-    from apps.exercises.grading.base import InvalidAnswer
-
     out = []
     for item in given:
         if not isinstance(item, str) or item not in mapping:

@@ -45,6 +45,9 @@ class SyncReport:
     unchanged: int = 0
     retired: list[str] = field(default_factory=list)
 
+    def changed(self, outcome: str) -> list[str]:
+        return {"created": self.created, "new_version": self.new_versions, "updated": self.updated}[outcome]
+
 
 @transaction.atomic
 def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
@@ -73,9 +76,7 @@ def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
             if outcome == "unchanged":
                 report.unchanged += 1
             else:
-                {"created": report.created, "new_version": report.new_versions, "updated": report.updated}[
-                    outcome
-                ].append(exercise_spec.number)
+                report.changed(outcome).append(exercise_spec.number)
     gone = Exercise.objects.filter(workbook=workbook, is_active=True).exclude(number__in=seen)
     report.retired = sorted(gone.values_list("number", flat=True))
     gone.update(is_active=False)

@@ -47,7 +47,7 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "exercises/workbook.html", {"workbook": wb, "chapters": chapters, "counts": counts})
 
 
-def _payload_from_form(exercise: Exercise, data: Any, user_id: int) -> dict[str, Any]:
+def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
     """The same payload the API takes, from a plain HTML form (no JavaScript needed)."""
     fmt = exercise.format
     if fmt == AnswerFormat.NUMERIC:
@@ -99,7 +99,7 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
             if action == "hint":
                 services.hint_reveal_next(user=user, exercise=ex)
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")
-            submitted = _payload_from_form(ex, request.POST, user.pk)
+            submitted = _payload_from_form(ex, request.POST)
             outcome = services.attempt_create(user=user, exercise=ex, payload=submitted)
             result = attempt_dict(outcome.attempt)
         except ApplicationError as exc:

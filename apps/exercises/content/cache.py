@@ -112,8 +112,3 @@ def bump_generation() -> None:
     (so no other process caches the pre-commit state under the new token)."""
     _set_generation()
     transaction.on_commit(_set_generation)
-
-
-def clear() -> None:
-    _resolved.clear()
-    _rendered.clear()

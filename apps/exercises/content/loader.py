@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec, WorkbookSpec
+from apps.exercises.content.schema import ChapterSpec, WorkbookSpec
 from apps.sandbox import local
 
 
@@ -130,12 +130,3 @@ def workbook_dirs(root: Path, slug: str | None = None) -> Iterator[Path]:
     for path in sorted(root.iterdir()):
         if (path / "workbook.yaml").is_file() and (slug is None or path.name == slug):
             yield path
-
-
-def iter_exercises(spec: WorkbookSpec) -> Iterator[tuple[ChapterSpec, ExerciseSpec]]:
-    for chapter in spec.chapters:
-        for exercise in chapter.exercises:
-            yield chapter, exercise
-
-
-__all__ = ["CodeSpec", "LoadError", "iter_exercises", "load_workbook", "read_cases", "workbook_dirs"]

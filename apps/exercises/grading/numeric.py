@@ -191,10 +191,6 @@ def _fmt(value: float, sig: int = 6) -> str:
     return f"{rounded:,.{decimals}f}".rstrip("0").rstrip(".")
 
 
-def format_number(value: float, sig: int = 6) -> str:
-    return _fmt(value, sig)
-
-
 def format_base(value: float, dim: Dim) -> str:
     label = dim.label()
     if label == "$":
