@@ -20,12 +20,13 @@ from django.utils.safestring import SafeString, mark_safe
 from pydantic import ValidationError
 
 from apps.exercises import services
+from apps.exercises.apis import chapter_scope
 from apps.exercises.content import cache
 from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.render import RenderError, render
 from apps.exercises.content.resolve import ContentError
 from apps.exercises.content.schema import ExerciseSpec
-from apps.exercises.grading.formula import FormulaError, evaluate_all
+from apps.exercises.grading.formula import FormulaError, scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
 
 
@@ -81,9 +82,7 @@ class ChapterForm(forms.ModelForm[Chapter]):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         try:
-            scope = dict(data.get("givens") or {})
-            scope.update(evaluate_all(data.get("derived") or {}, scope))
-            render(data.get("intro") or "", scope)
+            render(data.get("intro") or "", scope_of(data.get("givens") or {}, data.get("derived") or {}))
         except (FormulaError, RenderError) as exc:
             raise forms.ValidationError(f"Intro does not render: {exc}") from None
         return data
@@ -101,9 +100,7 @@ class ChapterAdmin(BumpsContentGeneration, admin.ModelAdmin[Chapter]):
     @admin.display(description="Preview")
     def intro_preview(self, obj: Chapter) -> SafeString:
         try:
-            scope = dict(obj.givens or {})
-            scope.update(evaluate_all(obj.derived or {}, scope))
-            return mark_safe(render(obj.intro, scope))  # noqa: S308 - Markdown rendered with raw HTML off
+            return mark_safe(render(obj.intro, chapter_scope(obj)))  # noqa: S308 - Markdown rendered with raw HTML off
         except (FormulaError, RenderError) as exc:
             return format_html("<strong>Does not render:</strong> {}", exc)
 

@@ -18,7 +18,7 @@ from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
 from apps.exercises.content import cache
 from apps.exercises.content.render import markdown_html, render
-from apps.exercises.grading.formula import evaluate_all
+from apps.exercises.grading.formula import scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, Verdict, Workbook
 from apps.exercises.serializers import (
     ANSWER_INPUTS,
@@ -192,9 +192,7 @@ class ChapterDetailApi(APIView):
 
 
 def chapter_scope(chapter: Chapter) -> dict[str, Any]:
-    scope: dict[str, Any] = dict(chapter.givens or {})
-    scope.update(evaluate_all(chapter.derived or {}, scope))
-    return scope
+    return scope_of(chapter.givens or {}, chapter.derived or {})
 
 
 # ---- exercises ----------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from apps.exercises.content import cache
 from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.grading.base import InvalidAnswer
-from apps.exercises.grading.numeric import format_in
 from apps.exercises.models import ExerciseVersion
 from apps.progress.models import ExerciseProgress
 
@@ -161,10 +160,7 @@ def solution(version: ExerciseVersion, progress: ExerciseProgress | None) -> dic
             "value": r.numeric.value,
             "unit": r.numeric.dim.label(),
             "tolerance": r.numeric.tolerance,
-            "alternates": [
-                {"text": format_in(a.value, r.numeric.input_unit, sig=spec.answer.sig_figs + 1), "feedback": a.feedback}
-                for a in r.numeric.alternates
-            ],
+            "alternates": [{"text": r.numeric.text(a.value), "feedback": a.feedback} for a in r.numeric.alternates],
         }
     elif spec.format == AnswerFormat.CHOICE:
         ids = option_ids(version, len(spec.options or []))
@@ -180,11 +176,7 @@ def solution(version: ExerciseVersion, progress: ExerciseProgress | None) -> dic
         out["buggy_lines"] = list(spec.buggy_lines or [])
         out["fixed_code"] = spec.code.solution
     elif spec.format == AnswerFormat.TABLE:
-        columns = {c.key: c for c in spec.columns or []}
-        out["cells"] = {
-            cid: format_in(t.value, t.input_unit, sig=columns[cid.split(".", 1)[1]].sig_figs + 1)
-            for cid, t in r.cells.items()
-        }
+        out["cells"] = {cid: t.text() for cid, t in r.cells.items()}
     elif spec.format == AnswerFormat.CODE and spec.code is not None:
         out["reference_solution"] = spec.code.solution
     return out

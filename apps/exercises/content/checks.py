@@ -20,7 +20,7 @@ from apps.exercises.content.resolve import ContentError, ResolvedExercise, resol
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.grading import numeric
 from apps.exercises.grading.base import InvalidAnswer
-from apps.exercises.grading.formula import FormulaError, evaluate_all, names
+from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.grading.structured import order_constraints
 from apps.sandbox import local
 from apps.sandbox.verdict import Case, decide
@@ -104,13 +104,14 @@ def _check_givens_shown(spec: ExerciseSpec) -> list[str]:
 
 def _check_numeric(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     assert spec.answer is not None and resolved.numeric is not None
-    return _check_target(resolved.numeric, spec.answer.sig_figs, "answer")
+    return _check_target(resolved.numeric, "answer")
 
 
-def _check_target(target: numeric.NumericTarget, sig_figs: int, where: str) -> list[str]:
+def _check_target(target: numeric.NumericTarget, where: str) -> list[str]:
     problems: list[str] = []
     if not math.isfinite(target.value):
         return [f"{where} is not finite"]
+    sig_figs = target.sig_figs
     in_input = target.value / target.input_unit.scale
     rounded = float(f"{in_input:.{sig_figs}g}")
     typed = f"{rounded:.{sig_figs}g} {target.input_unit.label}"
@@ -161,8 +162,7 @@ def _check_table(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
             if key not in columns and not isinstance(row.values[key], (int, float)):
                 problems.append(f"row {row.key}: {key} is not a column")
     for cell_id, target in resolved.cells.items():
-        col = columns[cell_id.split(".", 1)[1]]
-        problems += _check_target(target, col.sig_figs, f"cell {cell_id}")
+        problems += _check_target(target, f"cell {cell_id}")
     return problems
 
 
@@ -216,9 +216,7 @@ def check_code(code: CodeSpec, *, buggy: bool) -> list[str]:
 
 def check_chapter(chapter: ChapterSpec) -> list[str]:
     try:
-        scope = dict(chapter.givens)
-        scope.update(evaluate_all(chapter.derived, scope))
-        html = render(chapter.intro, scope)
+        html = render(chapter.intro, scope_of(chapter.givens, chapter.derived))
     except (FormulaError, RenderError) as exc:
         return [f"chapter {chapter.number} intro: {exc}"]
     return [f"chapter {chapter.number} intro: math not rendered: {m!r}" for m in unrendered_math(html)]

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content.render import RenderError, substitute
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, TableColumn
-from apps.exercises.grading.formula import FormulaError, Number, evaluate, evaluate_all
-from apps.exercises.grading.numeric import Candidate, NumericTarget, format_in
+from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
+from apps.exercises.grading.numeric import Candidate, NumericTarget
 from apps.exercises.grading.units import Unit, UnitError, unit
 
 
@@ -33,9 +33,7 @@ class ResolvedExercise:
     @property
     def answer_text(self) -> str | None:
         """The answer as we would write it, in the question's input unit."""
-        if self.numeric is None or self.spec.answer is None:
-            return None
-        return format_in(self.numeric.value, self.numeric.input_unit, sig=self.spec.answer.sig_figs + 1)
+        return self.numeric.text() if self.numeric is not None else None
 
 
 def grading_hash(spec: ExerciseSpec) -> str:
@@ -95,6 +93,7 @@ def numeric_target(
         tolerance=answer.tolerance,
         alternates=tuple(alternates),
         mistakes=tuple(mistakes),
+        sig_figs=answer.sig_figs,
     )
     return target, raw
 
@@ -102,8 +101,7 @@ def numeric_target(
 def resolve(spec: ExerciseSpec) -> ResolvedExercise:
     """Evaluate a spec. Raises ContentError naming the failing field."""
     try:
-        scope: dict[str, Number] = dict(spec.givens)
-        scope.update(evaluate_all(spec.derived, scope))
+        scope = scope_of(spec.givens, spec.derived)
     except FormulaError as exc:
         raise ContentError(f"derived: {exc}") from None
     numeric = None

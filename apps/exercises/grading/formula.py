@@ -193,6 +193,11 @@ def _bounded(value: Number, source: str) -> Number:
     return value
 
 
+def scope_of(givens: Mapping[str, Number], derived: Mapping[str, str]) -> dict[str, Number]:
+    """Givens plus every derived value: the names a text's placeholders and formulas may use."""
+    return {**givens, **evaluate_all(derived, givens)}
+
+
 def evaluate_all(formulas: Mapping[str, str], variables: Mapping[str, Number]) -> dict[str, Number]:
     """Evaluate named formulas in dependency order, each seeing the givens and the others.
 

@@ -271,6 +271,11 @@ class NumericTarget:
     tolerance: float
     alternates: tuple[Candidate, ...] = ()
     mistakes: tuple[Candidate, ...] = ()
+    sig_figs: int = 3  # the figures the prompt asks for
+
+    def text(self, value: float | None = None) -> str:
+        """A value (default: the answer) as we write it: input unit, one figure beyond the asked."""
+        return format_in(self.value if value is None else value, self.input_unit, sig=self.sig_figs + 1)
 
 
 def close(value: float, target: float, tolerance: float) -> bool:

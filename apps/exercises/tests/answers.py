@@ -29,13 +29,7 @@ def correct_payload(exercise: Exercise) -> dict[str, Any]:
     if spec.format == AnswerFormat.LINES:
         return {"lines": list(spec.buggy_lines or [])}
     if spec.format == AnswerFormat.TABLE:
-        columns = {c.key: c for c in spec.columns or []}
-        return {
-            "cells": {
-                cid: format_in(t.value, t.input_unit, sig=columns[cid.split(".")[1]].sig_figs + 1)
-                for cid, t in r.cells.items()
-            }
-        }
+        return {"cells": {cid: t.text() for cid, t in r.cells.items()}}
     assert spec.code is not None
     return {"code": spec.code.solution}
 
@@ -116,9 +110,7 @@ def secrets(exercise: Exercise) -> list[str]:
             found.append(html.options_feedback_html[i])
     if spec.code is not None:
         found.append(spec.code.solution)
-    for cid, target in r.cells.items():
-        columns = {c.key: c for c in spec.columns or []}
-        found.append(format_in(target.value, target.input_unit, sig=columns[cid.split(".")[1]].sig_figs + 1))
+    found += [target.text() for target in r.cells.values()]
     # A number the prompt itself shows is public (1.4: the variance equals the given d_k = 128).
     return [s for s in found if s and s not in html.prompt_html]
 
