@@ -13,7 +13,9 @@
 # Environment:
 #   DEBIAN_MIRROR           default http://deb.debian.org/debian
 #   DEBIAN_SECURITY_MIRROR  default http://deb.debian.org/debian-security
-#   BASE_IMAGE_NAME         default mlsys-base
+#   BASE_VARIANT            stack (default: Python, PostgreSQL, Redis, tini for web/worker/db images)
+#                           or sandbox (Python 3.11 and venv only: the base of deploy/sandbox/)
+#   BASE_IMAGE_NAME         default mlsys-base, or mlsys-sandbox-base for the sandbox variant
 #   FORCE=1                 rebuild even if the tag exists
 #   ROOTFS_DIR              where to build the rootfs (default: a fresh dir under /var/tmp);
 #                           it is removed afterwards unless KEEP_ROOTFS=1
@@ -26,16 +28,22 @@ SUITE=bookworm
 ARCH=amd64
 DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 DEBIAN_SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-BASE_IMAGE_NAME=${BASE_IMAGE_NAME:-mlsys-base}
-PACKAGES=(
-    ca-certificates
-    tini
-    python3
-    python3-venv
-    libpq5
-    postgresql-15
-    redis-server
-)
+BASE_VARIANT=${BASE_VARIANT:-stack}
+case "$BASE_VARIANT" in
+stack)
+    BASE_IMAGE_NAME=${BASE_IMAGE_NAME:-mlsys-base}
+    PACKAGES=(ca-certificates tini python3 python3-venv libpq5 postgresql-15 redis-server)
+    ;;
+sandbox)
+    # Learners' code runs here: the interpreter and nothing that could serve an attacker.
+    BASE_IMAGE_NAME=${BASE_IMAGE_NAME:-mlsys-sandbox-base}
+    PACKAGES=(python3 python3-venv)
+    ;;
+*)
+    echo "error: BASE_VARIANT must be stack or sandbox, not $BASE_VARIANT" >&2
+    exit 1
+    ;;
+esac
 
 script_path=$(readlink -f "${BASH_SOURCE[0]}")
 inputs_hash=$(
@@ -138,9 +146,11 @@ in_root apt-get update -q
 in_root apt-get -y -q upgrade
 in_root apt-get install -y -q --no-install-recommends "${PACKAGES[@]}"
 in_root python3 --version
-in_root /usr/lib/postgresql/15/bin/postgres --version
-in_root redis-server --version
-in_root tini --version
+if [[ "$BASE_VARIANT" == stack ]]; then
+    in_root /usr/lib/postgresql/15/bin/postgres --version
+    in_root redis-server --version
+    in_root tini --version
+fi
 
 echo "slimming the rootfs"
 in_root apt-get clean
