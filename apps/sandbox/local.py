@@ -1,9 +1,9 @@
-"""Running trusted content code in a subprocess: reference solutions and starter code.
+"""Running TRUSTED content code in a subprocess, with the same driver the containers run.
 
-``check_content`` and ``sync_content`` use this to prove that every reference solution passes its
-tests and every starter fails them, and to compute expected values the tests leave out. It is NOT
-a sandbox: it only ever runs code from ``fixtures/`` (authors' code, reviewed in git). Learners'
-code goes to the hardened container runner of the sandbox issue.
+``sync_content`` uses this to compute the expected values that a ``tests.py`` leaves out, from
+the reference solution, without needing Docker (``make run`` on a laptop). It is NOT a sandbox:
+it only ever runs code from ``fixtures/`` (authors' code, reviewed in git). Learners' code goes
+to ``runner.DockerRunner``; ``check_content`` runs solutions and starters there too.
 """
 
 from __future__ import annotations
@@ -12,38 +12,41 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Any
 
-HARNESS = Path(__file__).with_name("harness.py")
+from apps.sandbox.runner import Job, Limits, RunResult
 
-
-class RunError(RuntimeError):
-    pass
+DRIVER = Path(__file__).with_name("container") / "driver.py"
 
 
-def run(source: str, entry: str, cases: list[dict[str, Any]], *, timeout: float = 30.0) -> dict[str, Any]:
-    """Run ``entry`` from ``source`` on each case's inputs; return the harness report."""
-    request = json.dumps({"entry": entry, "cases": [{k: c[k] for k in ("id", "args", "kwargs")} for c in cases]})
-    with tempfile.TemporaryDirectory(prefix="content-run-") as tmp:
-        path = Path(tmp) / "submission.py"
-        path.write_text(source)
-        try:
-            proc = subprocess.run(  # noqa: S603 - fixed argv, trusted content only
-                [sys.executable, "-I", str(HARNESS), str(path)],
-                input=request,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                cwd=tmp,
-                env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
-            )
-        except subprocess.TimeoutExpired:
-            raise RunError(f"{entry}: timed out after {timeout:.0f}s") from None
-    try:
-        report: dict[str, Any] = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        raise RunError(
-            f"{entry}: the harness reported nothing (exit {proc.returncode}): {proc.stderr[-2000:]}"
-        ) from None
-    return report
+class LocalRunner:
+    def run(self, job: Job, limits: Limits) -> RunResult:
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="content-run-") as tmp:
+            try:
+                proc = subprocess.run(  # noqa: S603 - fixed argv, trusted content only
+                    [sys.executable, "-I", "-S", str(DRIVER), str(Path(tmp) / "job")],
+                    input=job.request(limits),
+                    capture_output=True,
+                    timeout=limits.time_s + 5,
+                    cwd=tmp,
+                    env={"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1"},
+                )
+            except subprocess.TimeoutExpired:
+                return RunResult("timeout", None, None, False, time.monotonic() - started)
+        report = None
+        for line in reversed(proc.stdout.splitlines()):
+            try:
+                report = json.loads(line)
+                break
+            except ValueError:
+                continue
+        return RunResult(
+            "completed",
+            report if isinstance(report, dict) else None,
+            proc.returncode,
+            False,
+            time.monotonic() - started,
+            stderr=proc.stderr.decode("utf-8", "replace")[-4000:],
+        )

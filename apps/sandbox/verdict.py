@@ -1,17 +1,30 @@
-"""Deciding pass or fail from what the harness reported, outside the learner's process.
+"""Deciding pass or fail from what a run reported — outside the container, in the worker.
 
-A pass means every expected test id was reported exactly once, ran without error, and returned
-a value equal to the expected one (numbers within tolerance, element by element for arrays).
-Missing, duplicated or unknown ids fail; exit codes are never verdicts.
+The container is given inputs only. What comes back is values (and the driver's account of how
+the run ended); nothing in it is trusted to say "passed". A pass means: the run completed within
+its limits, every expected test id was reported exactly once, none raised, and each value equals
+the expected one (numbers within tolerance, arrays element by element with equal shapes).
+Missing, duplicated or unknown ids fail; exit codes are never verdicts. Every string that came
+from the container is NUL-stripped and capped here, before it can reach the database.
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
+
+from apps.sandbox.runner import RunResult
+
+Outcome = Literal["passed", "failed", "error", "timeout", "memory_limit", "crash", "output_limit"]
+TEXT_CAP = 8_000
+VALUE_CAP = 300
 
 
 @dataclass(frozen=True)
@@ -23,39 +36,185 @@ class Case:
     rtol: float = 1e-6
     atol: float = 1e-9
 
+    def call(self, entry: str) -> str:
+        parts = [_short(a, 80) for a in self.args] + [f"{k}={_short(v, 80)}" for k, v in self.kwargs.items()]
+        return clean(f"{entry}({', '.join(parts)})", VALUE_CAP)
+
 
 @dataclass(frozen=True)
 class CaseResult:
     id: str
     passed: bool
+    call: str
     message: str = ""
-    got: Any = None
+    expected: str = ""
+    got: str = ""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    passed: bool
-    outcome: str  # passed | failed | error
+    outcome: Outcome
     cases: list[CaseResult] = field(default_factory=list)
     message: str = ""
+    traceback: str = ""
+    prints: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "message": self.message,
+            "traceback": self.traceback,
+            "prints": self.prints,
+            "tests": [c.__dict__ for c in self.cases],
+            "passed_count": sum(c.passed for c in self.cases),
+            "total": len(self.cases),
+        }
+
+
+def clean(text: object, cap: int = TEXT_CAP) -> str:
+    """Text from the container, safe to store: no NUL (PostgreSQL refuses it), bounded length."""
+    s = str(text).replace("\x00", "")
+    return s if len(s) <= cap else s[: cap - 1] + "…"
+
+
+_LIMIT_MESSAGES: dict[str, str] = {
+    "timeout": "Your code ran past the time limit. Look for an endless loop or a far slower method than needed.",
+    "memory_limit": "Your code used more memory than the sandbox allows.",
+    "output_limit": "Your code printed or returned more output than the sandbox allows.",
+}
+
+
+def judge(result: RunResult, cases: Sequence[Case], entry: str) -> Verdict:
+    """The verdict on one run. Only the comparison with ``cases`` can produce "passed"."""
+    report = result.report if isinstance(result.report, dict) else {}
+    prints = clean(report.get("prints", ""))
+    if result.status in ("timeout", "output_limit"):
+        return Verdict(result.status, message=_LIMIT_MESSAGES[result.status], prints=prints)
+    limit = report.get("limit")
+    if result.oom_killed or limit == "memory_limit":
+        return Verdict("memory_limit", message=_LIMIT_MESSAGES["memory_limit"], prints=prints)
+    if limit in ("timeout", "output_limit"):
+        return Verdict(limit, message=_LIMIT_MESSAGES[limit], prints=prints)
+    if result.report is None or ("fatal" in report and "results" not in report):
+        return Verdict("crash", message="The run ended without reporting its results.", prints=prints)
+    results = report.get("results")
+    if not isinstance(results, list):
+        return Verdict("crash", message="The run ended without reporting its results.", prints=prints)
+    fatal = next((r for r in results if isinstance(r, dict) and "fatal" in r), None)
+    if fatal is not None:
+        return Verdict(
+            "error",
+            message=clean(fatal.get("fatal", "")),
+            traceback=clean(fatal.get("traceback", "")),
+            prints=prints,
+        )
+    checked = decide(results, cases, entry)
+    signal_name = report.get("signal")
+    if signal_name:
+        why = "crashed" if signal_name != "SIGKILL" else "was killed"
+        return Verdict(
+            "crash", checked, message=clean(f"Your code {why} ({signal_name}) before finishing.", 200), prints=prints
+        )
+    if all(c.passed for c in checked) and checked:
+        return Verdict("passed", checked, message=f"All {len(checked)} tests passed.", prints=prints)
+    raised = next((r for r in results if isinstance(r, dict) and r.get("ok") is False and r.get("traceback")), None)
+    n_failed = sum(not c.passed for c in checked)
+    message = f"{n_failed} of {len(checked)} tests failed."
+    if raised is not None:
+        return Verdict(
+            "error",
+            checked,
+            message=clean(f"{message} {raised.get('error', '')}"),
+            traceback=clean(raised["traceback"]),
+            prints=prints,
+        )
+    return Verdict("failed", checked, message=message, prints=prints)
+
+
+def decide(results: list[Any], cases: Sequence[Case], entry: str) -> list[CaseResult]:
+    """Each expected case against what was reported for it, exactly once."""
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        if isinstance(r, dict) and isinstance(r.get("id"), str):
+            by_id.setdefault(r["id"], []).append(r)
+    out: list[CaseResult] = []
+    for case in cases:
+        reported = by_id.get(case.id, [])
+        call = case.call(entry)
+        if len(reported) != 1:
+            why = "did not run" if not reported else "was reported more than once"
+            out.append(CaseResult(case.id, False, call, f"This test {why}."))
+            continue
+        r = reported[0]
+        if r.get("ok") is not True:
+            out.append(CaseResult(case.id, False, call, clean(f"Raised {r.get('error', 'an error')}", 2000)))
+            continue
+        try:
+            got = decode(r.get("value"))
+        except (ValueError, TypeError) as exc:
+            out.append(CaseResult(case.id, False, call, clean(f"The returned value could not be read: {exc}", 500)))
+            continue
+        expected, shown_got = _short(case.expected), _short(got)
+        if equal(got, case.expected, case.rtol, case.atol):
+            out.append(CaseResult(case.id, True, call, "", expected, shown_got))
+        else:
+            out.append(CaseResult(case.id, False, call, "Wrong value.", expected, shown_got))
+    return out
 
 
 def decode(value: Any) -> Any:
+    """A reported value back to Python: ``__float__`` markers and ``.npy`` arrays (no pickles)."""
     if isinstance(value, dict):
         if set(value) == {"__float__"}:
             return float(value["__float__"])
+        if set(value) == {"__ndarray__"}:
+            raw = base64.b64decode(str(value["__ndarray__"]), validate=True)
+            array = np.load(io.BytesIO(raw), allow_pickle=False)
+            if array.dtype.kind not in "biuf":
+                raise ValueError(f"arrays of {array.dtype} are not graded")
+            return array
         return {k: decode(v) for k, v in value.items()}
     if isinstance(value, list):
         return [decode(v) for v in value]
     return value
 
 
+def plain(value: Any) -> Any:
+    """A decoded value as plain JSON (arrays as nested lists), for storing expected values."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def _is_numeric_array(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        return False
+    return array.dtype.kind in "biuf" and array.ndim > 0
+
+
 def equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
+    if isinstance(got, np.ndarray) or isinstance(expected, np.ndarray):
+        if not (_is_numeric_array(got) and _is_numeric_array(expected)):
+            return False
+        g, e = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+        return g.shape == e.shape and bool(np.allclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
     if isinstance(expected, bool) or isinstance(got, bool):
-        return got is expected or (isinstance(got, bool) and isinstance(expected, bool) and got == expected)
+        return isinstance(got, bool) and isinstance(expected, bool) and got == expected
     if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
-        if math.isnan(expected):
-            return math.isnan(got)
+        if math.isnan(expected) or math.isnan(got):
+            return math.isnan(expected) and math.isnan(got)
         if math.isinf(expected) or math.isinf(got):
             return got == expected
         return abs(got - expected) <= atol + rtol * abs(expected)
@@ -66,43 +225,12 @@ def equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
     return bool(type(got) is type(expected) and got == expected)
 
 
-def _call(case: Case, entry: str) -> str:
-    parts = [json.dumps(a) for a in case.args] + [f"{k}={json.dumps(v)}" for k, v in case.kwargs.items()]
-    text = f"{entry}({', '.join(parts)})"
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def decide(report: dict[str, Any], cases: Sequence[Case], entry: str) -> Verdict:
-    if "fatal" in report:
-        return Verdict(False, "error", message=str(report["fatal"]) + "\n" + str(report.get("traceback", "")))
-    results = report.get("results")
-    if not isinstance(results, list):
-        return Verdict(False, "error", message="the test run reported nothing")
-    by_id: dict[str, list[dict[str, Any]]] = {}
-    for r in results:
-        if isinstance(r, dict) and isinstance(r.get("id"), str):
-            by_id.setdefault(r["id"], []).append(r)
-    out: list[CaseResult] = []
-    for case in cases:
-        reported = by_id.get(case.id, [])
-        call = _call(case, entry)
-        if len(reported) != 1:
-            why = "did not run" if not reported else "was reported more than once"
-            out.append(CaseResult(case.id, False, f"{call} {why}"))
-            continue
-        r = reported[0]
-        if not r.get("ok"):
-            out.append(CaseResult(case.id, False, f"{call} raised {r.get('error', 'an error')}"))
-            continue
-        got = decode(r.get("value"))
-        if equal(got, case.expected, case.rtol, case.atol):
-            out.append(CaseResult(case.id, True, call, got))
-        else:
-            out.append(CaseResult(case.id, False, f"{call}: expected {_short(case.expected)}, got {_short(got)}", got))
-    passed = bool(out) and all(c.passed for c in out)
-    return Verdict(passed, "passed" if passed else "failed", out)
+def _short(value: Any, cap: int = VALUE_CAP) -> str:
+    if isinstance(value, np.ndarray):
+        text = f"array(shape={list(value.shape)}, {np.array2string(value, threshold=20, precision=6)})"
+    else:
+        try:
+            text = json.dumps(value, allow_nan=True)
+        except (TypeError, ValueError):
+            text = repr(value)
+    return clean(text, cap)

@@ -1,0 +1,127 @@
+"""The learner's process: imports their submission, calls their function on each case's inputs.
+
+Started by ``driver.py`` as ``python -I child.py SUBMISSION``. Reads one JSON line on stdin —
+``{"entry": "f", "cases": [{"id", "args", "kwargs"}]}`` — and writes one JSON line per case on
+its results pipe: ``{"id", "ok": true, "value"}`` or ``{"id", "ok": false, "error", "traceback"}``,
+or a single ``{"fatal", "traceback"}`` line when the submission cannot be loaded. It is given
+inputs only; whether a value is right is decided by the worker, outside this container.
+
+Values cross the pipe as plain JSON. Arrays (numpy or JAX) travel as ``.npy`` bytes in base64
+(``{"__ndarray__": ...}``), loaded with ``allow_pickle=False``; non-finite floats as
+``{"__float__": "nan"}``. Standard library only, apart from numpy when arrays are involved.
+"""
+
+import base64
+import importlib.util
+import io
+import json
+import math
+import os
+import sys
+import traceback
+
+MAX_VALUE_CHARS = 4_000_000
+
+
+def decode(value):
+    """Inputs: JSON, with ``__ndarray__`` and ``__float__`` markers."""
+    if isinstance(value, dict):
+        if set(value) == {"__float__"}:
+            return float(value["__float__"])
+        if set(value) == {"__ndarray__"}:
+            import numpy as np
+
+            return np.load(io.BytesIO(base64.b64decode(value["__ndarray__"])), allow_pickle=False)
+        return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def encode(value, depth=0):
+    """What a learner's function returned, as plain JSON."""
+    if depth > 50:
+        raise ValueError("the result is nested too deeply")
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else {"__float__": repr(float(value))}
+    if isinstance(value, (list, tuple)):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode(v, depth + 1) for k, v in value.items()}
+    if hasattr(value, "__array__") or type(value).__module__.split(".")[0] in ("numpy", "jax", "jaxlib"):
+        import numpy as np
+
+        array = np.asarray(value)
+        if array.dtype == object:
+            raise TypeError("cannot report an array of Python objects")
+        if array.ndim == 0:
+            return encode(array.item(), depth + 1)
+        buf = io.BytesIO()
+        np.save(buf, array, allow_pickle=False)
+        return {"__ndarray__": base64.b64encode(buf.getvalue()).decode("ascii")}
+    raise TypeError(f"cannot report a value of type {type(value).__name__}")
+
+
+def curated_traceback(exc, submission_path):
+    """Only the frames from the learner's file: the harness is not their business."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == submission_path]
+    lines = ["Traceback (most recent call last):\n"]
+    lines += [
+        f'  File "submission.py", line {f.lineno}, in {f.name}\n' + (f"    {f.line}\n" if f.line else "")
+        for f in frames
+    ]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).replace(submission_path, "submission.py")
+
+
+def main():
+    submission_path = os.path.abspath(sys.argv[1])
+    request = json.loads(sys.stdin.readline())
+    # fd 1 is the results pipe. Keep a private copy and point fd 1 at the prints pipe, so that
+    # print(), sys.stdout and os.write(1, ...) from the learner's code all land with the prints.
+    results = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def emit(item):
+        results.write(json.dumps(item) + "\n")
+        results.flush()
+
+    try:
+        spec = importlib.util.spec_from_file_location("submission", submission_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        spec.loader.exec_module(module)
+        fn = getattr(module, request["entry"], None)
+        if not callable(fn):
+            emit({"fatal": f"submission.py does not define {request['entry']}()", "traceback": ""})
+            return
+    except BaseException as exc:
+        if isinstance(exc, SyntaxError):
+            text = "".join(traceback.format_exception_only(type(exc), exc))
+        else:
+            text = curated_traceback(exc, submission_path)
+        emit({"fatal": f"{type(exc).__name__}: {exc}".replace(submission_path, "submission.py"), "traceback": text})
+        return
+    for case in request["cases"]:
+        try:
+            value = fn(*decode(case.get("args", [])), **decode(case.get("kwargs", {})))
+            item = {"id": case["id"], "ok": True, "value": encode(value)}
+            if len(json.dumps(item)) > MAX_VALUE_CHARS:
+                item = {"id": case["id"], "ok": False, "error": "the function returned too much data"}
+        except Exception as exc:
+            item = {
+                "id": case["id"],
+                "ok": False,
+                "error": f"{type(exc).__name__}: {exc}"[:2000],
+                "traceback": curated_traceback(exc, submission_path)[:4000],
+            }
+        emit(item)
+
+
+if __name__ == "__main__":
+    main()
