@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
+from apps.sandbox.selectors import READY_KEY
 
 
 @pytest.fixture(scope="session")
@@ -24,8 +25,24 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _clear_cache() -> None:
-    """Throttle counters live in the (real Redis) cache: start each test from zero."""
+    """Throttle counters live in the (real Redis) cache: start each test from zero.
+
+    A running sandbox worker's readiness survives: it is the worker's word, not test state.
+    """
+    ready = django_cache.get(READY_KEY)
     django_cache.clear()
+    if ready:
+        django_cache.set(READY_KEY, ready, timeout=45)
+
+
+@pytest.fixture
+def no_sandbox() -> Iterator[None]:
+    """As if no sandbox worker were ready (none started, or all failed their self-test)."""
+    ready = django_cache.get(READY_KEY)
+    django_cache.delete(READY_KEY)
+    yield
+    if ready:
+        django_cache.set(READY_KEY, ready, timeout=45)
 
 
 @pytest.fixture

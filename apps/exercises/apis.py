@@ -107,7 +107,10 @@ def attempt_dict(a: Attempt) -> dict[str, Any]:
         "version": a.version.version,
         "created_at": a.created_at,
         "submitted": a.raw,
+        "part": a.part,
+        "status": a.status,
         "verdict": a.verdict,
+        "outcome": a.outcome,
         "correct": a.verdict == Verdict.CORRECT,
         "score": a.score,
         "feedback": a.feedback,
@@ -246,12 +249,17 @@ class ExerciseAttemptsApi(APIView):
         description=(
             "Submit an answer. The body depends on the exercise's format: `answer` (numeric), `choices` "
             "(option ids), `order` (step ids), `lines` (line numbers), `cells` (table cell id → value), "
-            "`code` (code; graded in the sandbox). Non-code answers are graded instantly. An answer that "
-            "cannot be read (unparseable, wrong dimension) gets a 400 that says what was understood and "
-            "costs no attempt."
+            "`code` (a Build; or a Debug's fix, sent instead of `lines`). Non-code answers are graded "
+            "instantly (201). Code is queued for the sandbox (202): poll the attempt's `url` until its "
+            "`status` is `graded` (per-test results in `details.tests`) or `not_graded` (a platform fault, "
+            "not counted). An answer that cannot be read (unparseable, wrong dimension, a syntax error) "
+            "gets a 400 that says what was understood and costs no attempt."
         ),
         responses={
             201: AttemptResultOut,
+            202: OpenApiResponse(
+                AttemptResultOut, description="Code queued for the sandbox: poll `url` until `status` is final."
+            ),
             **ERRORS,
             429: OpenApiResponse(ErrorOut, description="Too many submissions; retry later."),
             503: OpenApiResponse(ErrorOut, description="Code grading unavailable (sandbox); nothing recorded."),
@@ -263,15 +271,19 @@ class ExerciseAttemptsApi(APIView):
         body = ANSWER_INPUTS[exercise.format](data=request.data)
         body.is_valid(raise_exception=True)
         outcome = services.attempt_create(user=user, exercise=exercise, payload=dict(body.validated_data))
-        version = outcome.attempt.version
+        attempt, progress = outcome.attempt, outcome.progress
+        if outcome.pending:
+            # Queued for the sandbox (or, run eagerly, already graded): read back what is known now.
+            attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
+            progress = selectors.progress_get(user=user, exercise=exercise)
+        solved = attempt.verdict == Verdict.CORRECT and progress is not None and progress.solved
         data = {
-            **attempt_dict(outcome.attempt),
-            "state": state_dict(outcome.progress),
-            "solution": presentation.solution(version, outcome.progress)
-            if outcome.attempt.verdict == Verdict.CORRECT
-            else None,
+            **attempt_dict(attempt),
+            "state": state_dict(progress),
+            "solution": presentation.solution(attempt.version, progress) if solved else None,
         }
-        return Response(represent(AttemptResultOut, data), status=status.HTTP_201_CREATED)
+        code = status.HTTP_202_ACCEPTED if outcome.pending else status.HTTP_201_CREATED
+        return Response(represent(AttemptResultOut, data), status=code, headers={"Location": data["url"]})
 
 
 class ExercisePreviewApi(APIView):

@@ -31,3 +31,31 @@ class AnswerFormat(models.TextChoices):
 class Verdict(models.TextChoices):
     CORRECT = "correct", "Correct"
     INCORRECT = "incorrect", "Incorrect"
+
+
+class AttemptStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    GRADED = "graded", "Graded"
+    NOT_GRADED = "not_graded", "Not graded (platform fault; not counted)"
+
+
+class AttemptPart(models.TextChoices):
+    """The parts of an exercise; each is solved on its own and the exercise once all are."""
+
+    WHOLE = "", "Whole exercise"
+    LINES = "lines", "Buggy lines"
+    CODE = "code", "Code"
+
+
+class CodeOutcome(models.TextChoices):
+    """How a sandbox run ended. Only ``passed`` is a pass."""
+
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+    ERROR = "error", "Error"
+    TIMEOUT = "timeout", "Time limit"
+    MEMORY_LIMIT = "memory_limit", "Memory limit"
+    CRASH = "crash", "Crashed"
+    OUTPUT_LIMIT = "output_limit", "Output limit"
+    NOT_GRADED = "not_graded", "Not graded"

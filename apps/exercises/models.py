@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from apps.exercises.choices import AnswerFormat, ExerciseKind, Verdict
+from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 
 __all__ = ["AnswerFormat", "Attempt", "Chapter", "Exercise", "ExerciseKind", "ExerciseVersion", "Verdict", "Workbook"]
 
@@ -98,29 +98,61 @@ class ExerciseVersion(models.Model):
 
 
 class Attempt(models.Model):
-    """One graded submission. Unparseable input is answered with an error and not stored."""
+    """One submission. Unparseable input is answered with an error and not stored.
+
+    Numeric, choice, order, line and table answers are graded on arrival (status ``graded``).
+    Code waits for the sandbox: ``queued`` → ``running`` → ``graded``, or ``not_graded`` when the
+    platform failed (no Docker, no image): that never counts as an attempt and is never a pass.
+    A final state is never overwritten.
+    """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
     exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="attempts")
     version = models.ForeignKey(ExerciseVersion, on_delete=models.PROTECT, related_name="attempts")
+    part = models.CharField(
+        max_length=8, choices=AttemptPart.choices, default=AttemptPart.WHOLE, blank=True,
+        help_text="Which part of a two-part exercise (a Debug's buggy lines, or its fixed code).",
+    )  # fmt: skip
+    status = models.CharField(max_length=16, choices=AttemptStatus.choices, default=AttemptStatus.GRADED)
     raw = models.JSONField(help_text="What the learner submitted, as submitted.")
     parsed = models.JSONField(default=dict, help_text="What we read: value and unit, choices, order...")
-    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True, help_text="Empty until graded.")
+    outcome = models.CharField(
+        max_length=16, choices=CodeOutcome.choices, blank=True, help_text="How a sandbox run ended (code only)."
+    )
     score = models.FloatField(default=0.0)
     feedback = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When a sandbox worker claimed it.")
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["user", "exercise", "-created_at"], name="attempt_user_exercise"),
             models.Index(fields=["exercise", "verdict"], name="attempt_exercise_verdict"),
+            models.Index(
+                fields=["status", "created_at"],
+                name="attempt_pending",
+                condition=models.Q(status__in=["queued", "running"]),
+            ),
         ]
         constraints = [
-            models.CheckConstraint(condition=models.Q(verdict__in=Verdict.values), name="attempt_verdict_valid"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(status="graded", verdict__in=Verdict.values)
+                    | ~models.Q(status="graded") & models.Q(verdict="")
+                ),
+                name="attempt_verdict_iff_graded",
+            ),
+            models.CheckConstraint(condition=models.Q(status__in=AttemptStatus.values), name="attempt_status_valid"),
             models.CheckConstraint(condition=models.Q(score__gte=0, score__lte=1), name="attempt_score_range"),
         ]
 
     def __str__(self) -> str:
-        return f"attempt {self.pk} {self.verdict}"
+        return f"attempt {self.pk} {self.status} {self.verdict}"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in (AttemptStatus.GRADED, AttemptStatus.NOT_GRADED)

@@ -17,13 +17,15 @@ from typing import Any
 
 from django.conf import settings
 
-from apps.exercises.choices import AnswerFormat
+from apps.exercises import parts
+from apps.exercises.choices import AnswerFormat, AttemptPart
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import ResolvedExercise
-from apps.exercises.content.schema import ExerciseSpec
+from apps.exercises.content.schema import CodeSpec, ExerciseSpec
 from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.models import ExerciseVersion
 from apps.progress.models import ExerciseProgress
+from apps.sandbox import selectors as sandbox_selectors
 
 
 def _opaque(version: ExerciseVersion, kind: str, key: str) -> str:
@@ -91,20 +93,28 @@ def widget(version: ExerciseVersion, user_id: int) -> dict[str, Any]:
     if fmt == AnswerFormat.LINES:
         assert spec.code is not None
         lines = spec.code.starter.splitlines()
-        return {
+        widget: dict[str, Any] = {
             "format": fmt,
             "language": "python",
             "lines": [{"number": i + 1, "text": t} for i, t in enumerate(lines)],
+            "fix": None,
         }
+        if AttemptPart.CODE in parts.parts(spec):
+            # The second part of a Debug: submit the fixed code, graded in the sandbox.
+            widget["fix"] = _code_widget(spec.code)
+        return widget
     if fmt == AnswerFormat.TABLE:
         return {"format": fmt, **_table(spec, r)}
     assert spec.code is not None
+    return {"format": fmt, **_code_widget(spec.code)}
+
+
+def _code_widget(code: CodeSpec) -> dict[str, Any]:
     return {
-        "format": fmt,
         "language": "python",
-        "entry": spec.code.entry,
-        "starter": spec.code.starter,
-        "sandbox_available": False,
+        "entry": code.entry,
+        "starter": code.starter,
+        "sandbox_available": sandbox_selectors.available(),
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from apps.exercises.choices import AnswerFormat, ExerciseKind, Verdict
+from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 
 # ---- errors ---------------------------------------------------------------------------------
 
@@ -44,9 +44,20 @@ class OrderAnswerIn(serializers.Serializer[Any]):
 
 
 class LinesAnswerIn(serializers.Serializer[Any]):
+    """A Debug exercise: either the buggy lines (graded instantly) or the fixed code (sandbox)."""
+
     lines = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), max_length=500, help_text="1-based lines."
+        child=serializers.IntegerField(min_value=1), max_length=500, required=False, help_text="1-based lines."
     )
+    code = serializers.CharField(
+        max_length=100_000, trim_whitespace=False, required=False,
+        help_text="The fixed code, graded in the sandbox (when the widget has `fix`).",
+    )  # fmt: skip
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("lines" in attrs) == ("code" in attrs):
+            raise serializers.ValidationError("Send either `lines` (the buggy lines) or `code` (the fix).")
+        return attrs
 
 
 class TableAnswerIn(serializers.Serializer[Any]):
@@ -118,9 +129,17 @@ class CodeLineOut(serializers.Serializer[Any]):
     text = serializers.CharField(allow_blank=True)
 
 
+class CodeFixOut(serializers.Serializer[Any]):
+    language = serializers.CharField()
+    entry = serializers.CharField()
+    starter = serializers.CharField()
+    sandbox_available = serializers.BooleanField(help_text="False: code cannot be graded right now.")
+
+
 class LinesWidget(_Widget):
     language = serializers.CharField()
     lines = CodeLineOut(many=True)
+    fix = CodeFixOut(allow_null=True, help_text="A Debug's second part: submit the fixed code as `code`.")
 
 
 class TableColumnOut(serializers.Serializer[Any]):
@@ -145,11 +164,8 @@ class TableWidget(_Widget):
     rows = TableRowOut(many=True)
 
 
-class CodeWidget(_Widget):
-    language = serializers.CharField()
-    entry = serializers.CharField()
-    starter = serializers.CharField()
-    sandbox_available = serializers.BooleanField()
+class CodeWidget(_Widget, CodeFixOut):
+    pass
 
 
 Widget = PolymorphicProxySerializer(
@@ -324,7 +340,15 @@ class AttemptOut(serializers.Serializer[Any]):
     version = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     submitted = serializers.JSONField(help_text="The body as submitted.")
-    verdict = serializers.ChoiceField(choices=Verdict.choices)
+    part = serializers.ChoiceField(choices=AttemptPart.choices, allow_blank=True)
+    status = serializers.ChoiceField(
+        choices=AttemptStatus.choices,
+        help_text="queued/running: poll `url`. graded: final. not_graded: a platform fault; not counted.",
+    )
+    verdict = serializers.ChoiceField(choices=Verdict.choices, allow_blank=True, help_text="Empty until graded.")
+    outcome = serializers.ChoiceField(
+        choices=CodeOutcome.choices, allow_blank=True, help_text="Code: how the run ended."
+    )
     correct = serializers.BooleanField()
     score = serializers.FloatField()
     feedback = serializers.CharField(allow_blank=True)

@@ -15,9 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.core.exceptions import ApplicationError, ServiceUnavailable
-from apps.exercises import presentation
-from apps.exercises.choices import AnswerFormat, Verdict
+from apps.core.exceptions import ApplicationError
+from apps.exercises import parts, presentation
+from apps.exercises.choices import AnswerFormat, AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
@@ -27,6 +27,7 @@ from apps.exercises.grading.structured import grade_choice, grade_lines, grade_o
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
+from apps.sandbox import services as sandbox_services
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, 
             mapping = {v: k for k, v in presentation.step_ids(version, spec).items()}
             order = presentation.map_ids(_field(payload, "order", list), mapping, "step")
             return grade_order(spec.steps or [], spec.constraints, order)
-        if spec.format == AnswerFormat.LINES:
+        if spec.format == AnswerFormat.LINES and "code" not in payload:
             assert spec.code is not None
             lines = _field(payload, "lines", list)
             if not all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
@@ -179,10 +180,7 @@ def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, 
             return grade_table(r.cells, presentation.table_labels(spec), {str(k): str(v) for k, v in cells.items()})
     except InvalidAnswer as exc:
         raise _invalid(exc) from None
-    raise ServiceUnavailable(
-        "Code is graded in the sandbox, which is not available on this server yet. Nothing was recorded.",
-        code="sandbox_unavailable",
-    )
+    raise ApplicationError("Code is graded in the sandbox, not here.", code="code_is_queued", status_code=400)
 
 
 _KIND_NAMES: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
@@ -199,20 +197,35 @@ def _field(payload: dict[str, Any], name: str, kind: type) -> Any:
 @dataclass(frozen=True)
 class AttemptOutcome:
     attempt: Attempt
-    progress: ExerciseProgress
+    progress: ExerciseProgress | None
     first_solve: bool
+
+    @property
+    def pending(self) -> bool:
+        """Queued for the sandbox: the verdict comes later (poll the attempt's URL)."""
+        return not self.attempt.is_final
 
 
 def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
-    """Grade and record an attempt, and update the learner's progress in the same transaction."""
+    """Grade and record an attempt, and update the learner's progress in the same transaction.
+
+    Code (a Build, or a Debug's fix) is queued for the sandbox instead: the attempt comes back
+    ``queued`` and is counted when a worker grades it.
+    """
     version = exercise.current_version
     if version is None:
         raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
+    spec = cache.resolved(version).spec
+    part = parts.part_of(spec, payload)
+    if part == AttemptPart.CODE:
+        queued = sandbox_services.code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
+        return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
     result = grade_payload(version=version, user_id=user.pk, payload=payload)
     attempt = Attempt(
         user=user,
         exercise=exercise,
         version=version,
+        part=part,
         raw=payload,
         parsed=result.parsed,
         verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
@@ -221,7 +234,9 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         details=result.details,
         created_at=timezone.now(),
     )
-    progress, first_solve = progress_services.attempt_record(attempt=attempt)
+    progress, first_solve = progress_services.attempt_record(
+        attempt=attempt, part_bit=parts.bit(spec, part), all_parts=parts.all_bits(spec)
+    )
     logger.info(
         "attempt graded",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},

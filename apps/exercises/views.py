@@ -50,6 +50,8 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
 def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
     """The same payload the API takes, from a plain HTML form (no JavaScript needed)."""
     fmt = exercise.format
+    if "code" in data:  # a Build, or a Debug's fix (its own form on the page)
+        return {"code": data.get("code", "")}
     if fmt == AnswerFormat.NUMERIC:
         return {"answer": data.get("answer", "")}
     if fmt == AnswerFormat.CHOICE:
@@ -101,7 +103,10 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")
             submitted = _payload_from_form(ex, request.POST)
             outcome = services.attempt_create(user=user, exercise=ex, payload=submitted)
-            result = attempt_dict(outcome.attempt)
+            attempt = outcome.attempt
+            if outcome.pending:  # run eagerly, it may already be graded; queued, the page says so
+                attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
+            result = attempt_dict(attempt)
         except ApplicationError as exc:
             error = exc
     data = detail_dict(ex, user)

@@ -20,6 +20,12 @@ class ExerciseProgress(models.Model):
         "exercises.Attempt", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_attempt = models.ForeignKey(
+        "exercises.Attempt", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    parts_solved = models.PositiveSmallIntegerField(
+        default=0, help_text="Bit set of solved parts (a Debug: 1 = buggy lines, 2 = fixed code)."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "exercise"], name="progress_unique_user_exercise")]

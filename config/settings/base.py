@@ -102,6 +102,30 @@ CELERY_TASK_TIME_LIMIT = 90
 # Longer than any task may run, so an unacked message is not redelivered while still running.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TIMEZONE = "UTC"
+# Learners' code runs on its own queue, consumed by workers that can reach a Docker Engine
+# (`celery -A config worker -Q sandbox`); everything else on the default queue.
+CELERY_TASK_ROUTES = {
+    "apps.sandbox.tasks.grade_code_attempt": {"queue": "sandbox"},
+    "apps.sandbox.tasks.reap_containers": {"queue": "sandbox"},
+}
+CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a worker killed mid-run: the message is redelivered
+CELERY_BEAT_SCHEDULE = {
+    "sandbox-fail-stuck-attempts": {"task": "apps.sandbox.tasks.fail_stuck_attempts", "schedule": 60.0},
+    "sandbox-reap-containers": {"task": "apps.sandbox.tasks.reap_containers", "schedule": 300.0},
+}
+
+# The code sandbox (apps/sandbox). The image is built by deploy/sandbox/build-sandbox-image.sh,
+# which tags it mlsys-sandbox:<hash of its inputs> and mlsys-sandbox:latest.
+SANDBOX_IMAGE = env.str("SANDBOX_IMAGE", default="mlsys-sandbox:latest")
+# Defaults for a code exercise; an exercise's `code.limits` may raise them up to the maxima.
+SANDBOX_TIME_LIMIT_S = env.float("SANDBOX_TIME_LIMIT_S", default=10.0)
+SANDBOX_MEMORY_MB = env.int("SANDBOX_MEMORY_MB", default=512)
+SANDBOX_MAX_TIME_LIMIT_S = 120.0
+SANDBOX_MAX_MEMORY_MB = 4096
+# A platform fault (no Docker, no image) is retried this many times before "not graded".
+SANDBOX_RETRIES = env.int("SANDBOX_RETRIES", default=2)
+# An attempt RUNNING (or QUEUED) longer than this is failed as "not graded" by the beat task.
+SANDBOX_STUCK_AFTER_S = env.float("SANDBOX_STUCK_AFTER_S", default=600.0)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -12,7 +12,8 @@ CACHES = {
         "KEY_PREFIX": "test",
     }
 }
-CELERY_BROKER_URL = REDIS_URL
+# The broker on its own Redis database: clearing the cache between tests must not drop messages.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL.rsplit("/", 1)[0] + "/1")
 CELERY_TASK_ALWAYS_EAGER = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
 STORAGES = {

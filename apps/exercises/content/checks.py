@@ -22,8 +22,9 @@ from apps.exercises.grading import numeric
 from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.grading.structured import order_constraints
-from apps.sandbox import local
-from apps.sandbox.verdict import Case, decide
+from apps.sandbox.jobs import code_cases, code_job, limits_for
+from apps.sandbox.runner import Runner, SandboxUnavailable
+from apps.sandbox.verdict import judge
 
 KIND_FORMATS: dict[str, set[str]] = {
     ExerciseKind.DERIVE: {AnswerFormat.NUMERIC, AnswerFormat.TABLE},
@@ -51,7 +52,8 @@ def texts(spec: ExerciseSpec) -> Iterable[tuple[str, str]]:
                 yield f"answer.{kind}[{i}].feedback", cand.feedback
 
 
-def check_exercise(spec: ExerciseSpec, *, run_code: bool = True) -> list[str]:
+def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[str]:
+    """Every problem with one exercise. With a ``runner``, its reference code and starter are run."""
     problems: list[str] = []
     allowed = KIND_FORMATS.get(spec.kind)
     if allowed is not None and spec.format not in allowed:
@@ -80,8 +82,9 @@ def check_exercise(spec: ExerciseSpec, *, run_code: bool = True) -> list[str]:
         problems += checkers[spec.format](spec, resolved)
     if spec.format == AnswerFormat.LINES:
         problems += _check_lines(spec)
-    if spec.code is not None and run_code:
-        problems += check_code(spec.code, buggy=spec.format == AnswerFormat.LINES or spec.kind == ExerciseKind.DEBUG)
+    if spec.code is not None and runner is not None:
+        buggy = spec.format == AnswerFormat.LINES or spec.kind == ExerciseKind.DEBUG
+        problems += check_code(spec.code, runner=runner, buggy=buggy)
     return problems
 
 
@@ -188,26 +191,25 @@ def _check_lines(spec: ExerciseSpec) -> list[str]:
     return problems
 
 
-def code_cases(code: CodeSpec) -> list[Case]:
-    return [Case(c.id, c.args, c.kwargs, c.expected, c.rtol, c.atol) for c in code.cases]
-
-
-def check_code(code: CodeSpec, *, buggy: bool) -> list[str]:
+def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
+    """The reference solution passes its tests and the starter (or buggy snippet) fails them."""
     problems: list[str] = []
     if len(code.cases) < 3:
         problems.append("code exercises need at least three test cases")
     if any(c.expected is None for c in code.cases):
         problems.append("a test case has no expected value")
     cases = code_cases(code)
-    payload = [{"id": c.id, "args": c.args, "kwargs": c.kwargs} for c in cases]
+    limits = limits_for(code)
     try:
-        ref = decide(local.run(code.solution, code.entry, payload), cases, code.entry)
-        start = decide(local.run(code.starter, code.entry, payload), cases, code.entry)
-    except local.RunError as exc:
-        return [*problems, str(exc)]
+        ref = judge(runner.run(code_job(code, code.solution), limits), cases, code.entry)
+        start = judge(runner.run(code_job(code, code.starter), limits), cases, code.entry)
+    except SandboxUnavailable as exc:
+        return [*problems, f"could not run the code: {exc}"]
     if not ref.passed:
-        failed = [c.message for c in ref.cases if not c.passed] or [ref.message]
-        problems.append("the reference solution fails its tests: " + "; ".join(failed)[:1000])
+        failed = [f"{c.call}: {c.message} expected {c.expected}, got {c.got}" for c in ref.cases if not c.passed]
+        problems.append(
+            f"the reference solution fails its tests ({ref.outcome}): " + "; ".join(failed or [ref.message])[:1000]
+        )
     if start.passed:
         what = "buggy snippet" if buggy else "starter code"
         problems.append(f"the {what} passes every test, so the tests cannot tell it from a solution")

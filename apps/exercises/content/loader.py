@@ -23,7 +23,9 @@ import yaml
 from pydantic import ValidationError
 
 from apps.exercises.content.schema import ChapterSpec, WorkbookSpec
-from apps.sandbox import local
+from apps.sandbox.local import LocalRunner
+from apps.sandbox.runner import Job, Limits
+from apps.sandbox.verdict import decode, plain
 
 
 class LoadError(ValueError):
@@ -78,16 +80,23 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
         raise LoadError(f"exercise {raw.get('number')}: {exc}") from None
     cases = read_cases(folder / "tests.py")
     if compute_expected and any("expected" not in c for c in cases):
-        report = local.run(code["solution"], str(code.get("entry")), [{"args": [], "kwargs": {}, **c} for c in cases])
-        results = {r["id"]: r for r in report.get("results", [])}
+        job = Job(
+            str(code.get("entry")),
+            [{"args": [], "kwargs": {}, **c} for c in cases],
+            {"submission.py": code["solution"]},
+        )
+        run = LocalRunner().run(job, Limits(time_s=60.0))
+        items = (run.report or {}).get("results", [])
+        results = {r.get("id"): r for r in items if isinstance(r, dict)}
+        fatal = next((r.get("fatal") for r in items if isinstance(r, dict) and "fatal" in r), None)
         for case in cases:
             if "expected" in case:
                 continue
             result = results.get(case["id"])
             if not result or not result.get("ok"):
-                detail = report.get("fatal") or (result or {}).get("error", "no result")
+                detail = fatal or (result or {}).get("error") or run.status
                 raise LoadError(f"exercise {raw.get('number')}: reference solution failed on {case['id']}: {detail}")
-            case["expected"] = result["value"]
+            case["expected"] = plain(decode(result["value"]))
     code["cases"] = cases
 
 
@@ -109,7 +118,7 @@ def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_
             chapters.append(ChapterSpec.model_validate(raw))
         except ValidationError as exc:
             problems.append(_format_validation(path, exc))
-        except (LoadError, local.RunError) as exc:
+        except LoadError as exc:
             problems.append(f"{path}: {exc}")
     if problems:
         raise LoadError("\n".join(problems))

@@ -12,6 +12,8 @@ from pathlib import Path
 from apps.exercises.content.checks import check_chapter, check_exercise
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.schema import WorkbookSpec
+from apps.sandbox.local import LocalRunner
+from apps.sandbox.runner import Runner
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "fixtures" / "workbooks"
 
@@ -25,7 +27,7 @@ class WorkbookReport:
 
 
 def check_workbooks(
-    root: Path = DEFAULT_ROOT, slugs: list[str] | None = None, *, run_code: bool = True, chapter_glob: str = "*"
+    root: Path = DEFAULT_ROOT, slugs: list[str] | None = None, *, runner: Runner | None, chapter_glob: str = "*"
 ) -> list[WorkbookReport]:
     reports: list[WorkbookReport] = []
     dirs = [d for d in workbook_dirs(root) if not slugs or d.name in slugs]
@@ -45,7 +47,7 @@ def check_workbooks(
             report.problems += check_chapter(chapter)
             for exercise in chapter.exercises:
                 report.exercises += 1
-                for problem in check_exercise(exercise, run_code=run_code):
+                for problem in check_exercise(exercise, runner=runner):
                     report.problems.append(f"{exercise.number} {exercise.title}: {problem}")
     return reports
 
@@ -57,7 +59,8 @@ def main(argv: list[str]) -> int:
         i = argv.index("--chapter")
         chapter_glob = argv[i + 1]
         argv = argv[:i] + argv[i + 2 :]
-    reports = check_workbooks(DEFAULT_ROOT, argv or None, chapter_glob=chapter_glob)
+    # Authors at work: their own code, run locally (check_content runs it in the sandbox).
+    reports = check_workbooks(DEFAULT_ROOT, argv or None, runner=LocalRunner(), chapter_glob=chapter_glob)
     failed = False
     for r in reports:
         status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"

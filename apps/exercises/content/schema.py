@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from apps.exercises.choices import AnswerFormat, ExerciseKind
 from apps.exercises.grading.formula import RESERVED_NAMES
+from apps.sandbox.runner import EXTRA_ENV_ALLOWED
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -101,12 +102,29 @@ class CodeCase(Strict):
     atol: float = 1e-9
 
 
+class CodeLimits(Strict):
+    """Per-exercise sandbox limits, where the defaults (settings.SANDBOX_*) are too tight (JAX)."""
+
+    time_s: float | None = Field(default=None, gt=0, le=120)
+    memory_mb: int | None = Field(default=None, ge=64, le=4096)
+
+
 class CodeSpec(Strict):
     entry: str = Field(description="the function the learner writes")
     dir: str = Field(description="folder (relative to the workbook) with starter.py, solution.py, tests.py")
     starter: str = ""
     solution: str = ""
     cases: list[CodeCase] = []
+    limits: CodeLimits | None = None
+    env: dict[str, str] = Field(default={}, description="extra environment for the sandbox (XLA_FLAGS)")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+        unknown = set(v) - EXTRA_ENV_ALLOWED
+        if unknown:
+            raise ValueError(f"sandbox environment variables not allowed: {sorted(unknown)}")
+        return v
 
     @field_validator("entry")
     @classmethod

@@ -61,7 +61,7 @@ def test_check_content_fails_loudly_on_broken_content(tmp_path: Path) -> None:
     chapter.write_text(chapter.read_text().replace("tolerance: 0", "tolerance: 0.9", 1))
     out = StringIO()
     with override_settings(CONTENT_DIR=root), pytest.raises(CommandError, match="content problem"):
-        call_command("check_content", "--no-code", stdout=out)
+        call_command("check_content", "--code", "skip", stdout=out)
     assert "problem(s)" in out.getvalue()
 
 

@@ -15,6 +15,7 @@ from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.loader import LoadError, load_workbook, read_cases
 from apps.exercises.content.report import DEFAULT_ROOT, check_workbooks
 from apps.exercises.content.schema import ExerciseSpec
+from apps.sandbox.local import LocalRunner
 
 NUMERIC: dict[str, Any] = {
     "number": "0.1",
@@ -37,7 +38,7 @@ NUMERIC: dict[str, Any] = {
 
 
 def problems(spec: dict[str, Any]) -> list[str]:
-    return check_exercise(ExerciseSpec.model_validate(spec), run_code=False)
+    return check_exercise(ExerciseSpec.model_validate(spec))
 
 
 def variant(**changes: Any) -> dict[str, Any]:
@@ -133,7 +134,7 @@ def test_wrong_buggy_line_is_caught(workbook_copy: Path) -> None:
         next(e for e in data["exercises"] if e["number"] == "0.6")["buggy_lines"] = [7]
 
     _edit_chapter0(workbook_copy, edit)
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], chapter_glob="00-*")[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
     assert any("buggy_lines [7] differ from the lines the fix changes [8]" in p for p in report.problems)
 
 
@@ -144,7 +145,7 @@ def test_starter_that_passes_and_reference_that_fails_are_caught(workbook_copy: 
     # Expected values must not come from a broken reference: give them all explicitly.
     cases = [c for c in read_cases(code / "tests.py") if "expected" in c]
     (code / "tests.py").write_text(f"CASES = {cases!r}\n")
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], chapter_glob="00-*")[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
     assert any("the reference solution fails its tests" in p for p in report.problems), report.problems
     assert any("starter code passes every test" in p for p in report.problems), report.problems
 
@@ -168,6 +169,6 @@ def test_tests_files_are_read_as_literals_never_run(tmp_path: Path) -> None:
 
 
 def test_the_transformer_math_workbook_is_sound() -> None:
-    report = check_workbooks(DEFAULT_ROOT, ["transformer-math"])[0]
+    report = check_workbooks(DEFAULT_ROOT, ["transformer-math"], runner=LocalRunner())[0]
     assert report.problems == []
     assert report.exercises == 52

@@ -135,7 +135,7 @@ def test_an_ungradable_answer_writes_nothing(student: User) -> None:
     assert ExerciseProgress.objects.filter(user=student).count() == 0
 
 
-def test_code_exercises_wait_for_the_sandbox_and_cost_nothing(student: User) -> None:
+def test_code_without_a_ready_sandbox_is_refused_and_costs_nothing(student: User, no_sandbox: None) -> None:
     with pytest.raises(ApplicationError) as info:
         services.attempt_create(
             user=student,
@@ -155,7 +155,7 @@ def test_reveal_then_solve_completes_without_first_solve_points(student: User) -
     assert again.revealed_at == progress.revealed_at  # idempotent
     outcome = services.attempt_create(user=student, exercise=ex, payload={"answer": "128"})
     assert outcome.first_solve
-    assert outcome.progress.solved_after_reveal
+    assert outcome.progress is not None and outcome.progress.solved_after_reveal
 
 
 def test_hints_come_one_at_a_time(student: User) -> None:

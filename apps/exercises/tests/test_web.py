@@ -134,7 +134,8 @@ def test_previous_and_next_links(web: Client) -> None:
     assert re.search(r'rel="next" href="/w/transformer-math/1.2/"', page)
 
 
-def test_code_exercise_says_the_sandbox_is_not_here_yet(web: Client) -> None:
+def test_code_exercise_says_plainly_when_the_sandbox_is_not_running(web: Client, no_sandbox: None) -> None:
+    assert "Code cannot be graded right now" in web.get(f"{WB}0.5/").text
     response = web.post(f"{WB}0.5/", {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"})
-    assert "Code is graded in the sandbox" in response.text
+    assert "not running on this server right now. Nothing was recorded." in response.text
     assert Attempt.objects.count() == 0

@@ -4,6 +4,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.exercises.content.report import check_workbooks
+from apps.sandbox import selectors as sandbox_selectors
+from apps.sandbox.local import LocalRunner
+from apps.sandbox.runner import Runner, SandboxUnavailable
 
 
 class Command(BaseCommand):
@@ -15,10 +18,31 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--workbook", action="append", help="Only these workbooks (slug); repeatable.")
-        parser.add_argument("--no-code", action="store_true", help="Skip running reference and starter code.")
+        parser.add_argument(
+            "--code",
+            choices=["sandbox", "local", "skip"],
+            default="sandbox",
+            help="Run reference and starter code in the sandbox image (default), in a local subprocess "
+            "(authors' trusted code, no Docker needed), or not at all.",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        reports = check_workbooks(settings.CONTENT_DIR, options.get("workbook"), run_code=not options["no_code"])
+        runner: Runner | None = None
+        if options["code"] == "local":
+            runner = LocalRunner()
+        elif options["code"] == "sandbox":
+            docker_runner = sandbox_selectors.runner("check_content")
+            try:
+                present = docker_runner.image_present()
+            except SandboxUnavailable as exc:
+                raise CommandError(f"{exc}. Use --code local to run the code without Docker.") from None
+            if not present:
+                raise CommandError(
+                    f"The sandbox image {docker_runner.image} is missing: build it with "
+                    "deploy/sandbox/build-sandbox-image.sh, or use --code local."
+                )
+            runner = docker_runner
+        reports = check_workbooks(settings.CONTENT_DIR, options.get("workbook"), runner=runner)
         failed = 0
         for r in reports:
             status = self.style.SUCCESS("ok") if not r.problems else self.style.ERROR(f"{len(r.problems)} problem(s)")
