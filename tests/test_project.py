@@ -136,6 +136,17 @@ def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Pat
             ).json()
             assert result["verdict"] == "correct"
             assert result["state"]["solved_at"].endswith("Z")  # aware, from the SQLite upsert path
+            # Code runs eagerly in the sandbox (Celery in-process, Docker on this machine).
+            solution = (ROOT / "fixtures/workbooks/transformer-math/code/0.5-param-count/solution.py").read_text()
+            response = client.post(
+                "/api/v1/workbooks/transformer-math/exercises/0.5/attempts/",
+                json={"code": solution},
+                headers={"Authorization": f"Token {token}"},
+                timeout=60,
+            )
+            assert response.status_code == 202
+            assert (response.json()["status"], response.json()["outcome"]) == ("graded", "passed"), response.json()
+            assert response.json()["state"]["solved"] is True
             assert "Transformer Math" in client.get("/").text
     finally:
         server.terminate()

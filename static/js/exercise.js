@@ -1,5 +1,6 @@
-// Progressive enhancement for the exercise page: instant feedback through the JSON API and a
-// live "what we understood" preview for numbers. Without JavaScript the form posts normally.
+// Progressive enhancement for the exercise page: instant feedback through the JSON API, a live
+// "what we understood" preview for numbers, and for code the sandbox run's status (queued →
+// running → per-test results) without reloading. Without JavaScript the forms post normally.
 (function () {
   "use strict";
   const form = document.getElementById("answer-form");
@@ -16,12 +17,12 @@
     return node;
   }
 
-  function payload() {
-    const data = new FormData(form);
+  function payload(which) {
+    const data = new FormData(which);
+    if (which !== form || format === "code") return { code: data.get("code") || "" };
     if (format === "numeric") return { answer: data.get("answer") || "" };
     if (format === "choice") return { choices: data.getAll("choices") };
     if (format === "lines") return { lines: data.getAll("lines").map(Number) };
-    if (format === "code") return { code: data.get("code") || "" };
     if (format === "table") {
       const cells = {};
       for (const [k, v] of data.entries()) if (k.startsWith("cell:")) cells[k.slice(5)] = v;
@@ -46,8 +47,58 @@
     return { status: res.status, body: await res.json().catch(() => ({})) };
   }
 
+  function testTable(details) {
+    const frag = document.createDocumentFragment();
+    if (details.message) frag.append(el("p", "", details.message));
+    if (details.tests && details.tests.length) {
+      const table = el("table", "tests");
+      const head = el("tr");
+      for (const h of ["Test", "Call", "Expected", "Got", "Result"]) { const th = el("th", "", h); th.scope = "col"; head.append(th); }
+      table.append(el("thead"), el("tbody"));
+      table.tHead.append(head);
+      for (const t of details.tests) {
+        const row = el("tr", t.passed ? "pass" : "fail");
+        row.append(el("td", "", t.id));
+        for (const v of [t.call, t.expected, t.got]) { const td = el("td"); td.append(el("code", "", v || "")); row.append(td); }
+        row.append(el("td", "", t.passed ? "✓ passed" : "✗ " + t.message));
+        table.tBodies[0].append(row);
+      }
+      frag.append(table);
+    }
+    for (const [key, label, open] of [["traceback", "Traceback", true], ["prints", "Your output", false]]) {
+      if (!details[key]) continue;
+      const d = el("details"); d.open = open;
+      d.append(el("summary", "", label));
+      const pre = el("pre"); pre.append(el("code", "", details[key])); d.append(pre);
+      frag.append(d);
+    }
+    return frag;
+  }
+
+  const STATUS_TEXT = { queued: "Queued for the sandbox…", running: "Running your code against the tests…" };
+
+  async function follow(url) {
+    // Poll the attempt until it is final; the status line updates as it moves along.
+    for (let i = 0; i < 600; i++) {
+      const res = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      const a = await res.json().catch(() => ({}));
+      if (a.status === "graded" || a.status === "not_graded") return show({ status: 201, body: a });
+      const box = el("div", "msg pending");
+      box.append(el("strong", "", STATUS_TEXT[a.status] || "Waiting…"));
+      feedback.replaceChildren(box);
+      await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
+    }
+  }
+
   function show(res) {
     feedback.replaceChildren();
+    if (res.status === 202) return follow(res.body.url);
+    if (res.status === 201 && res.body.status === "not_graded") {
+      const box = el("div", "msg invalid");
+      box.append(el("strong", "", "Not graded — no attempt used. "), document.createTextNode(res.body.feedback));
+      feedback.append(box);
+      return;
+    }
     if (res.status === 201) {
       const a = res.body;
       const box = el("div", "msg " + (a.correct ? "correct" : "incorrect"));
@@ -56,13 +107,15 @@
       prose.innerHTML = a.feedback_html; // rendered server-side from our own content
       box.append(prose);
       if (a.understood) box.append(el("div", "understood", "We read: " + a.understood));
+      if (a.details && a.details.tests) box.append(testTable(a.details));
       if (a.details && a.details.cells) {
         const ul = el("ul", "cells");
         for (const [cid, v] of Object.entries(a.details.cells)) ul.append(el("li", "", cid + ": " + (v.correct ? "✓ " : "✗ ") + v.understood));
         box.append(ul);
       }
       feedback.append(box);
-      document.getElementById("attempt-count").textContent = a.state.attempts;
+      if (a.state) document.getElementById("attempt-count").textContent = a.state.attempts;
+      else refreshState();
       const stateLine = document.getElementById("state-line");
       if (a.state.solved && !stateLine.querySelector(".solved")) stateLine.prepend(el("span", "state solved", "✓ Solved "));
       if (a.solution) {
@@ -82,14 +135,53 @@
     feedback.append(box);
   }
 
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    try {
-      show(await post(form.dataset.api, payload()));
-    } catch (e) {
-      form.submit(); // network trouble: fall back to the plain form post
-    }
-  });
+  async function refreshState() {
+    // After a sandbox run, the exercise's state (attempts, solved) comes from the exercise itself.
+    const res = await fetch(form.dataset.api.replace(/attempts\/$/, ""), { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const ex = await res.json().catch(() => null);
+    if (!ex || !ex.state) return;
+    document.getElementById("attempt-count").textContent = ex.state.attempts;
+    const stateLine = document.getElementById("state-line");
+    if (ex.state.solved && !stateLine.querySelector(".solved")) stateLine.prepend(el("span", "state solved", "✓ Solved "));
+  }
+
+  for (const which of [form, document.getElementById("fix-form")]) {
+    if (!which) continue;
+    which.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const button = which.querySelector("button[type=submit]");
+      button.disabled = true;
+      try {
+        await show(await post(which.dataset.api, payload(which)));
+      } catch (e) {
+        which.submit(); // network trouble: fall back to the plain form post
+      } finally {
+        button.disabled = false;
+      }
+    });
+  }
+
+  // A textarea that behaves like a small code editor: Tab and Shift+Tab indent by four spaces
+  // (Escape, then Tab, moves focus on, so the keyboard is never trapped).
+  for (const editor of document.querySelectorAll("textarea[data-code-editor]")) {
+    let escaped = false;
+    editor.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") { escaped = true; return; }
+      if (e.key !== "Tab" || escaped) { escaped = false; return; }
+      e.preventDefault();
+      const { selectionStart: a, selectionEnd: b, value } = editor;
+      if (e.shiftKey) {
+        const lineStart = value.lastIndexOf("\n", a - 1) + 1;
+        const strip = value.slice(lineStart, lineStart + 4).match(/^ */)[0].length;
+        editor.setRangeText("", lineStart, lineStart + strip, "preserve");
+      } else {
+        editor.setRangeText("    ", a, b, "end");
+      }
+    });
+  }
+
+  const pending = feedback.querySelector("[data-attempt-url]");
+  if (pending) follow(pending.dataset.attemptUrl);
 
   const input = document.getElementById("answer");
   const preview = document.getElementById("understood-preview");

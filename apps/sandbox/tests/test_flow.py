@@ -1,0 +1,204 @@
+"""Build and Debug end to end: the API, Celery on Redis, the real worker, real containers."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from apps.exercises.choices import AttemptStatus, Verdict
+from apps.exercises.models import Attempt
+from apps.sandbox import selectors, services
+from apps.sandbox.runner import DockerRunner
+from apps.sandbox.tests.conftest import Sandbox, SolutionReader, WorkerProcess, spawn_worker, worker_env
+
+pytestmark = pytest.mark.slow
+
+BUILDS = {
+    "0.5": "0.5-param-count",
+    "1.6": "1.6-scaled-dot-product",
+    "5.2": "5.2-stable-softmax",
+    "5.4": "5.4-rms-norm",
+}
+
+
+def _api(sandbox: Sandbox) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(sandbox.user)
+    return client
+
+
+def _post(client: APIClient, number: str, body: dict[str, Any]) -> Any:
+    return client.post(f"/api/v1/workbooks/transformer-math/exercises/{number}/attempts/", body, format="json")
+
+
+def _poll(client: APIClient, url: str, timeout: float = 60.0) -> tuple[dict[str, Any], set[str]]:
+    seen: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        seen.add(body["status"])
+        if body["status"] in (AttemptStatus.GRADED, AttemptStatus.NOT_GRADED):
+            return body, seen
+        time.sleep(0.05)
+    raise AssertionError(f"{url} never finished")
+
+
+def test_every_build_exercise_fails_then_passes_through_the_api(sandbox: Sandbox, reference: SolutionReader) -> None:
+    client = _api(sandbox)
+    for number, folder in BUILDS.items():
+        widget = client.get(f"/api/v1/workbooks/transformer-math/exercises/{number}/").json()["widget"]
+        assert widget["sandbox_available"] is True
+        starter: str = widget["starter"]
+        response = sandbox._committed(partial(_post, client, number, {"code": starter}))
+        assert response.status_code == 202, response.json()
+        assert response["Location"] == response.json()["url"]
+        failed, seen = _poll(client, response.json()["url"])
+        assert seen <= {"queued", "running", "graded"}
+        assert (failed["verdict"], failed["outcome"]) == ("incorrect", "failed") or failed["outcome"] == "error"
+        tests = failed["details"]["tests"]
+        wrong = next(t for t in tests if not t["passed"])
+        assert wrong["call"].startswith(widget["entry"] + "(")
+        assert (wrong["expected"] and wrong["got"]) or wrong["message"].startswith("Raised "), wrong
+        solution = reference(f"{folder}/solution.py")
+        passed, _ = _poll(client, sandbox._committed(partial(_post, client, number, {"code": solution})).json()["url"])
+        assert (passed["verdict"], passed["outcome"], passed["correct"]) == ("correct", "passed", True), passed
+        assert all(t["passed"] for t in passed["details"]["tests"])
+        progress = sandbox.progress(number)
+        assert progress is not None and progress.solved and progress.attempts == 2
+
+
+def test_debug_needs_the_lines_and_the_fix(sandbox: Sandbox, reference: SolutionReader) -> None:
+    client = _api(sandbox)
+    widget = client.get("/api/v1/workbooks/transformer-math/exercises/0.6/").json()["widget"]
+    assert widget["format"] == "lines" and widget["fix"]["sandbox_available"] is True
+    lines = sandbox._committed(lambda: _post(client, "0.6", {"lines": [8]}))
+    assert lines.status_code == 201 and lines.json()["verdict"] == "correct"
+    assert lines.json()["state"]["solved"] is False  # one part of two
+    fix = reference("0.6-param-count-bug/solution.py")
+    done, _ = _poll(client, sandbox._committed(lambda: _post(client, "0.6", {"code": fix})).json()["url"])
+    assert done["outcome"] == "passed" and done["part"] == "code"
+    progress = sandbox.progress("0.6")
+    assert progress is not None and progress.solved and progress.parts_solved == 3 and progress.attempts == 2
+    assert progress.first_solve_attempt_id == done["id"]
+    both = sandbox._committed(
+        lambda: client.post(
+            "/api/v1/workbooks/transformer-math/exercises/0.6/attempts/", {"lines": [8], "code": fix}, format="json"
+        )
+    )
+    assert both.status_code == 400
+
+
+def test_bad_code_is_explained_and_costs_nothing(sandbox: Sandbox) -> None:
+    client = _api(sandbox)
+    for body, code in [
+        ({"code": "def param_count(d, n_layers, vocab_size)\n    return 1\n"}, "syntax_error"),
+        ({"code": "   "}, "bad_payload"),
+        ({"code": "x = 1\x00"}, "validation_error"),
+        ({"code": "x = 1\n" * 12_000}, "too_long"),
+    ]:
+        response = sandbox._committed(partial(_post, client, "0.5", body))
+        assert response.status_code == 400, response.json()
+        assert response.json()["error"]["code"] == code
+    syntax = sandbox._committed(lambda: _post(client, "0.5", {"code": "def f(:\n  pass\n"}))
+    assert syntax.json()["error"]["details"]["line"] == 1
+    assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
+
+
+def test_without_a_ready_worker_code_is_refused_plainly(sandbox: Sandbox) -> None:
+    client = _api(sandbox)
+    cache.delete(selectors.READY_KEY)
+    try:
+        assert (
+            client.get("/api/v1/workbooks/transformer-math/exercises/0.5/").json()["widget"]["sandbox_available"]
+            is False
+        )
+        response = sandbox._committed(
+            lambda: _post(client, "0.5", {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"})
+        )
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "sandbox_unavailable"
+        assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
+    finally:
+        cache.set(selectors.READY_KEY, True, timeout=45)
+
+
+def test_a_platform_fault_is_not_graded_and_not_counted(sandbox: Sandbox) -> None:
+    """A real fault: the image is missing. Retried, then closed as not graded; no attempt spent."""
+
+    def run() -> Attempt | None:
+        attempt = Attempt.objects.create(
+            user=sandbox.user, exercise_id=_exercise_id("0.5"), version_id=_version_id("0.5"), part="code",
+            status=AttemptStatus.QUEUED, raw={"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"},
+        )  # fmt: skip
+        return services.attempt_grade(attempt_id=attempt.pk, runner=DockerRunner("mlsys-sandbox:missing"))
+
+    attempt = sandbox._committed(run)
+    assert attempt is not None
+    assert (attempt.status, attempt.verdict, attempt.outcome) == (AttemptStatus.NOT_GRADED, "", "not_graded")
+    assert "did not count" in attempt.feedback
+    assert sandbox.progress("0.5") is None
+
+
+def test_a_redelivered_task_never_overwrites_a_final_verdict(sandbox: Sandbox, reference: SolutionReader) -> None:
+    done = sandbox.code("0.5", reference("0.5-param-count/solution.py"))
+    assert done.verdict == Verdict.CORRECT
+
+    def again() -> Attempt | None:
+        return services.attempt_grade(attempt_id=done.pk, runner=DockerRunner("mlsys-sandbox:missing"))
+
+    assert sandbox._committed(again) is None
+    after = sandbox.wait(done.pk)
+    assert (after.status, after.verdict, after.details) == (done.status, done.verdict, done.details)
+    assert sandbox._committed(lambda: services.attempt_not_graded(attempt_id=done.pk, reason="late sweep")) is None
+    progress = sandbox.progress("0.5")
+    assert progress is not None and progress.attempts == 1
+
+
+def test_stuck_attempts_are_failed_as_not_graded(sandbox: Sandbox) -> None:
+    def make() -> int:
+        attempt = Attempt.objects.create(
+            user=sandbox.user, exercise_id=_exercise_id("0.5"), version_id=_version_id("0.5"), part="code",
+            status=AttemptStatus.RUNNING, raw={"code": "x = 1\n"},
+        )  # fmt: skip
+        return attempt.pk
+
+    attempt_id = sandbox._committed(make)
+    assert sandbox._committed(lambda: services.attempts_fail_stuck(older_than_s=3600)) == 0
+    assert sandbox._committed(lambda: services.attempts_fail_stuck(older_than_s=0)) >= 1
+    assert sandbox.wait(attempt_id).status == AttemptStatus.NOT_GRADED
+
+
+def test_a_worker_whose_self_test_fails_refuses_work(sandbox_worker: WorkerProcess, tmp_path: Any) -> None:
+    log = tmp_path / "broken.log"
+    broken = spawn_worker(worker_env(SANDBOX_IMAGE="mlsys-sandbox:missing"), log, "broken")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "Canceling queue sandbox" not in broken.log_text():
+            time.sleep(0.2)
+        text = broken.log_text()
+        assert "self-test failed; this worker refuses sandbox work" in text, text[-3000:]
+        assert "is missing" in text
+        assert "Canceling queue sandbox" in text
+    finally:
+        broken.proc.kill()
+        broken.proc.wait()
+    assert sandbox_worker.alive()
+
+
+def _exercise_id(number: str) -> int:
+    from apps.exercises.models import Exercise
+
+    return Exercise.objects.get(workbook__slug="transformer-math", number=number).pk
+
+
+def _version_id(number: str) -> int:
+    from apps.exercises.models import Exercise
+
+    version_id = Exercise.objects.get(workbook__slug="transformer-math", number=number).current_version_id
+    assert version_id is not None
+    return version_id
