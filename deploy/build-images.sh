@@ -4,7 +4,8 @@
 #      import, reused while its inputs are unchanged), unless BASE_IMAGE is already set;
 #   2. the Python wheels of requirements/base.lock, downloaded on the host into deploy/.wheels
 #      (hash-checked), so the web image installs them with `pip --no-index`;
-#   3. `docker-compose build` with BASE_IMAGE set to that base image.
+#   3. the sandbox image (deploy/sandbox/build-sandbox-image.sh);
+#   4. `docker-compose build` with BASE_IMAGE set to that base image.
 # Extra arguments go to `docker-compose build` (default: postgres redis web; worker and beat
 # run the image that web builds, mlsys-web:latest).
 #
@@ -33,6 +34,11 @@ fi
 export BASE_IMAGE
 t1=$(date +%s)
 echo "== base image: $BASE_IMAGE ($((t1 - t0))s)"
+
+echo "== sandbox image (learners' code)"
+SANDBOX_IMAGE=$(deploy/sandbox/build-sandbox-image.sh)
+export SANDBOX_IMAGE
+echo "== sandbox image: $SANDBOX_IMAGE"
 
 echo "== downloading wheels for requirements/base.lock into $wheels"
 mkdir -p "$wheels"
@@ -65,3 +71,4 @@ echo "== done: base image $((t1 - t0))s, wheels $((t2 - t1))s, compose build $((
 docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' |
     grep -E "^(mlsys-(web|postgres|redis):latest|${BASE_IMAGE//./\\.})\b" || true
 echo "BASE_IMAGE=$BASE_IMAGE"
+echo "SANDBOX_IMAGE=$SANDBOX_IMAGE"

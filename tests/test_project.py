@@ -164,8 +164,10 @@ def test_compose_file_describes_the_production_stack() -> None:
         args = [compose]
     result = run([*args, "config"], {"DJANGO_SECRET_KEY": "x" * 60, "POSTGRES_PASSWORD": "pw"})
     assert result.returncode == 0, result.stderr
-    for service in ("web:", "worker:", "beat:", "postgres:", "redis:"):
+    for service in ("web:", "worker:", "sandbox-worker:", "beat:", "postgres:", "redis:"):
         assert service in result.stdout
+    # Only the sandbox worker reaches the Docker Engine.
+    assert result.stdout.count("/var/run/docker.sock") == 2  # source and target of its one mount
     assert "BASE_IMAGE" in result.stdout or "base_image" in result.stdout.lower()
     assert "gunicorn" in result.stdout or "deploy/web/Dockerfile" in result.stdout
 

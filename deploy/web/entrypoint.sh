@@ -1,7 +1,8 @@
 #!/bin/sh
 # Entrypoint of the Django image (runs under tini as the non-root user `app`).
 #   web     migrate, sync_content, then gunicorn on 0.0.0.0:8000
-#   worker  the Celery worker (queues celery and sandbox)
+#   worker  the Celery worker for the default queue
+#   sandbox-worker  the Celery worker for learners' code (queue sandbox; needs the Docker socket)
 #   beat    the Celery beat scheduler
 #   migrate migrate + sync_content only, then exit
 #   other   run as a command (e.g. `python manage.py shell`)
@@ -27,7 +28,12 @@ web)
         "$@"
     ;;
 worker)
-    exec celery -A config.celery_app worker -Q celery,sandbox -l info --prefetch-multiplier 1 "$@"
+    exec celery -A config.celery_app worker -Q celery -l info --prefetch-multiplier 1 "$@"
+    ;;
+sandbox-worker)
+    # One process per core: each run is pinned to one CPU (its cpuset) by the worker's slot.
+    exec celery -A config.celery_app worker -Q sandbox -n "sandbox@%h" -l info --prefetch-multiplier 1 \
+        --concurrency "${SANDBOX_CONCURRENCY:-2}" "$@"
     ;;
 beat)
     # The file scheduler keeps its state in a writable place (the app tree is read-only).
