@@ -19,10 +19,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import select
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -146,7 +148,19 @@ def container_env(job: Job, limits: Limits) -> dict[str, str]:
     return env
 
 
-_REMOVER = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-remove")
+_RUNNERS: weakref.WeakSet[DockerRunner] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked process (Celery's prefork pool) must not share the parent's HTTP connections to the
+    Docker Engine, and inherits no live threads: give each runner a fresh client and remover."""
+    for runner in list(_RUNNERS):
+        runner._client = None
+        runner._lock = threading.Lock()
+        runner._remover = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class DockerRunner:
@@ -160,6 +174,8 @@ class DockerRunner:
         self._client_factory = client_factory or (lambda: docker.from_env(timeout=30))
         self._client: docker.DockerClient | None = None
         self._lock = threading.Lock()
+        self._remover: ThreadPoolExecutor | None = None
+        _RUNNERS.add(self)
 
     @property
     def api(self) -> docker.APIClient:
@@ -183,7 +199,7 @@ class DockerRunner:
         except (docker.errors.APIError, requests.exceptions.RequestException, OSError) as exc:
             raise SandboxUnavailable(f"the Docker Engine failed mid-run: {exc}") from exc
         finally:
-            _REMOVER.submit(self._remove, container_id)
+            self._remove_later(container_id)
         return RunResult(
             status=status,
             report=_last_json_line(stdout) if status == "completed" else None,
@@ -247,6 +263,14 @@ class DockerRunner:
             code = self.api.wait(container_id, timeout=10).get("StatusCode")
         state = self.api.inspect_container(container_id)["State"]
         return code, bool(state.get("OOMKilled"))
+
+    def _remove_later(self, container_id: str) -> None:
+        """Removal is off the critical path: the verdict does not wait for it."""
+        with self._lock:
+            if self._remover is None:
+                self._remover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-remove")
+            remover = self._remover
+        remover.submit(self._remove, container_id)
 
     def _remove(self, container_id: str) -> None:
         with contextlib.suppress(Exception):

@@ -6,6 +6,7 @@ import time
 from functools import partial
 from typing import Any
 
+import docker
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
@@ -13,7 +14,7 @@ from rest_framework.test import APIClient
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.models import Attempt
 from apps.sandbox import selectors, services
-from apps.sandbox.runner import DockerRunner
+from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader, WorkerProcess, spawn_worker, worker_env
 
 pytestmark = pytest.mark.slow
@@ -70,6 +71,18 @@ def test_every_build_exercise_fails_then_passes_through_the_api(sandbox: Sandbox
         assert all(t["passed"] for t in passed["details"]["tests"])
         progress = sandbox.progress(number)
         assert progress is not None and progress.solved and progress.attempts == 2
+    # The worker (a forked pool process) removed every container it started, without a reaper.
+    engine = docker.from_env()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _worker_containers(engine):
+        time.sleep(0.1)
+    assert _worker_containers(engine) == []
+    engine.close()
+
+
+def _worker_containers(client: docker.DockerClient) -> list[str]:
+    found = client.containers.list(all=True, filters={"label": LABEL})
+    return [str(c.id) for c in found if c.labels.get(LABEL_OWNER, "").startswith("sandbox-test@")]
 
 
 def test_debug_needs_the_lines_and_the_fix(sandbox: Sandbox, reference: SolutionReader) -> None:
