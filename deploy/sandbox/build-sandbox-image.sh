@@ -5,7 +5,7 @@
 #
 # 1. The base: a Debian bookworm root filesystem with Python 3.11 (debootstrap + docker import,
 #    deploy/base/build-base-image.sh with BASE_VARIANT=sandbox), reused while its inputs are
-#    unchanged. Set BASE_IMAGE to skip this (e.g. python:3.11-slim-bookworm where one can pull).
+#    unchanged. Set SANDBOX_BASE_IMAGE to skip this (e.g. python:3.11-slim-bookworm where one can pull).
 # 2. The wheels of deploy/sandbox/requirements.txt, downloaded on the host (hash-checked) into
 #    deploy/.sandbox-wheels, so nothing is fetched inside the build.
 # 3. `docker build` of deploy/sandbox/Dockerfile on that base.
@@ -26,8 +26,10 @@ if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
     exit 2
 fi
 
-if [[ -z "${BASE_IMAGE:-}" ]]; then
-    BASE_IMAGE=$(BASE_VARIANT=sandbox deploy/base/build-base-image.sh)
+# Not BASE_IMAGE: that names the stack's base (deploy/build-images.sh exports it).
+BASE_IMAGE=${SANDBOX_BASE_IMAGE:-}
+if [[ -z "$BASE_IMAGE" ]]; then
+    BASE_IMAGE=$(BASE_VARIANT=sandbox BASE_IMAGE_NAME=mlsys-sandbox-base deploy/base/build-base-image.sh)
 fi
 
 inputs_hash=$(
