@@ -8,7 +8,9 @@ wrote afterwards. The content synced for the session stays.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,13 +63,19 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def kill_hard(self) -> None:
+        """SIGKILL to the worker and its pool processes: a crash, no shutdown hooks."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
 
 def spawn_worker(env: dict[str, str], log: Path, name: str) -> WorkerProcess:
     handle = log.open("wb")
     proc = subprocess.Popen(  # noqa: S603 - our own worker
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "sandbox", "-c", "1",
          "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-        cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT,
+        cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     return WorkerProcess(proc, log, env)
 
@@ -109,7 +117,7 @@ def sandbox_worker(
     try:
         worker.proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
-        worker.proc.kill()
+        worker.kill_hard()
 
 
 @dataclass

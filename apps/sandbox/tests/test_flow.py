@@ -11,11 +11,19 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptStatus, Verdict
-from apps.exercises.models import Attempt
+from apps.exercises.models import Attempt, Exercise
 from apps.sandbox import selectors, services
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
-from apps.sandbox.tests.conftest import Sandbox, SolutionReader, WorkerProcess, spawn_worker, worker_env
+from apps.sandbox.tests.conftest import (
+    Sandbox,
+    SolutionReader,
+    WorkerProcess,
+    spawn_worker,
+    start_worker,
+    worker_env,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -201,6 +209,41 @@ def test_a_worker_whose_self_test_fails_refuses_work(sandbox_worker: WorkerProce
         broken.proc.kill()
         broken.proc.wait()
     assert sandbox_worker.alive()
+
+
+def test_a_worker_killed_mid_run_leaves_nothing_behind(sandbox: Sandbox, tmp_path: Any) -> None:
+    """SIGKILL the worker during a run: the container kills itself, the restarted worker reaps it,
+    and the attempt is closed as not graded (not counted) by the stuck-attempt sweep."""
+    engine = docker.from_env()
+    source = "import time\n\ndef param_count(d, n_layers, vocab_size):\n    time.sleep(600)\n"
+
+    def submit() -> int:
+        exercise = Exercise.objects.get(workbook__slug="transformer-math", number="0.5")
+        return exercise_services.attempt_create(
+            user=sandbox.user, exercise=exercise, payload={"code": source}
+        ).attempt.pk
+
+    attempt_id = sandbox._committed(submit)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _worker_containers(engine):
+        time.sleep(0.05)
+    assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id).status) == AttemptStatus.RUNNING
+    (container_id,) = _worker_containers(engine)
+    sandbox.worker.kill_hard()
+    container = engine.containers.get(container_id)
+    assert container.status == "running"  # orphaned: nobody will kill it from outside
+    # It ends by itself: the driver's own deadline (5 s in tests), else `timeout -s KILL` 5 s later.
+    container.wait(timeout=30)
+    container.reload()
+    assert container.status == "exited"
+    restarted = start_worker(worker_env(), tmp_path / "restarted.log", "sandbox-test")
+    sandbox.worker.proc, sandbox.worker.log = restarted.proc, restarted.log
+    assert _worker_containers(engine) == []  # reaped at start: same worker name, same owner label
+    assert sandbox._committed(lambda: services.attempts_fail_stuck(older_than_s=0)) == 1
+    closed = sandbox.wait(attempt_id)
+    assert (closed.status, closed.outcome) == (AttemptStatus.NOT_GRADED, "not_graded")
+    assert sandbox.progress("0.5") is None  # not counted
+    engine.close()
 
 
 def _exercise_id(number: str) -> int:
