@@ -29,9 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 ANSWERS = ["124.3M", "123.5M", "124,320,000", "0.1243 B params", "124.32", "162.9M", "1.2432e8", "84.93M"]
 
 
-def scratch_database(url: str) -> str:
+def scratch_database(url: str, suffix: str = "_bench") -> str:
+    """A fresh, empty database beside the one in ``url`` (dropped first if left over)."""
     parsed = urlparse(url)
-    name = parsed.path.lstrip("/") + "_bench"
+    name = parsed.path.lstrip("/") + suffix
     admin = urlunparse(parsed._replace(path="/postgres"))
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -23,25 +23,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
-
-import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.grading_api import scratch_database  # noqa: E402 - after the path is set
+
 TRIVIAL = (ROOT / "fixtures/workbooks/transformer-math/code/0.5-param-count/solution.py").read_text()
 WITH_JAX = "import jax\nimport jax.numpy as jnp\n\n" + TRIVIAL
-
-
-def scratch_database(url: str) -> str:
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/") + "_bench_sandbox"
-    admin = urlunparse(parsed._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return urlunparse(parsed._replace(path=f"/{name}"))
 
 
 def docker_run(image: str, code: str) -> float:
@@ -65,7 +54,7 @@ def main() -> int:
     args = parser.parse_args()
 
     env = dict(os.environ)
-    env["DATABASE_URL"] = scratch_database(os.environ["DATABASE_URL"])
+    env["DATABASE_URL"] = scratch_database(os.environ["DATABASE_URL"], "_bench_sandbox")
     env["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
     env.setdefault("SANDBOX_IMAGE", "mlsys-sandbox:latest")
     os.environ.update(env)

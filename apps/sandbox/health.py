@@ -23,12 +23,8 @@ logger = logging.getLogger(__name__)
 HEARTBEAT_S = 15.0
 READY_TTL_S = 45
 
-CANARY = Job(
-    "canary",
-    [{"id": "canary", "args": [20, 22], "kwargs": {}}],
-    {"submission.py": "def canary(a, b):\n    return a + b\n"},
-)
 CANARY_CASES = [Case("canary", [20, 22], {}, 42)]
+CANARY = Job("canary", [c.inputs() for c in CANARY_CASES], {"submission.py": "def canary(a, b):\n    return a + b\n"})
 
 _state = {"ready": False}
 _stop = threading.Event()

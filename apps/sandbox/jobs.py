@@ -22,7 +22,7 @@ def code_cases(code: CodeSpec) -> list[Case]:
 
 
 def code_job(code: CodeSpec, source: str) -> Job:
-    cases = [{"id": c.id, "args": c.args, "kwargs": c.kwargs} for c in code.cases]
+    cases = [case.inputs() for case in code_cases(code)]
     return Job(code.entry, cases, {"submission.py": source}, env=dict(code.env))
 
 

@@ -8,14 +8,13 @@ to ``runner.DockerRunner``; ``check_content`` runs solutions and starters there 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from apps.sandbox.runner import Job, Limits, RunResult
+from apps.sandbox.runner import Job, Limits, RunResult, last_json_line
 
 DRIVER = Path(__file__).with_name("container") / "driver.py"
 
@@ -35,16 +34,9 @@ class LocalRunner:
                 )
             except subprocess.TimeoutExpired:
                 return RunResult("timeout", None, None, False, time.monotonic() - started)
-        report = None
-        for line in reversed(proc.stdout.splitlines()):
-            try:
-                report = json.loads(line)
-                break
-            except ValueError:
-                continue
         return RunResult(
             "completed",
-            report if isinstance(report, dict) else None,
+            last_json_line(proc.stdout),
             proc.returncode,
             False,
             time.monotonic() - started,

@@ -202,7 +202,7 @@ class DockerRunner:
             self._remove_later(container_id)
         return RunResult(
             status=status,
-            report=_last_json_line(stdout) if status == "completed" else None,
+            report=last_json_line(stdout) if status == "completed" else None,
             exit_code=exit_code,
             oom_killed=oom,
             duration_s=time.monotonic() - started,
@@ -336,7 +336,7 @@ def _read_frames(sock: socket.socket, deadline: float, cap: int) -> tuple[Status
     return "completed", bytes(out), bytes(err)
 
 
-def _last_json_line(stdout: bytes) -> dict[str, Any] | None:
+def last_json_line(stdout: bytes) -> dict[str, Any] | None:
     for line in reversed(stdout.replace(b"\x00", b"").splitlines()):
         try:
             value = json.loads(line)

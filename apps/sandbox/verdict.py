@@ -36,6 +36,10 @@ class Case:
     rtol: float = 1e-6
     atol: float = 1e-9
 
+    def inputs(self) -> dict[str, Any]:
+        """What of this case enters the container: its id and arguments, never ``expected``."""
+        return {"id": self.id, "args": self.args, "kwargs": self.kwargs}
+
     def call(self, entry: str) -> str:
         parts = [_short(a, 80) for a in self.args] + [f"{k}={_short(v, 80)}" for k, v in self.kwargs.items()]
         return clean(f"{entry}({', '.join(parts)})", VALUE_CAP)

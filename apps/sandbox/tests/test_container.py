@@ -216,7 +216,7 @@ def test_a_jax_submission_runs_and_arrays_are_compared_with_tolerance(sandbox_im
 
     cases = [Case("three", [3], {}, [0.0, 2.0, 4.0]), Case("none", [0], {}, [])]
     result = DockerRunner(sandbox_image).run(
-        Job("f", [{"id": c.id, "args": c.args, "kwargs": {}} for c in cases], {"submission.py": source}),
+        Job("f", [c.inputs() for c in cases], {"submission.py": source}),
         Limits(time_s=30.0, memory_mb=1024),
     )
     verdict = judge(result, cases, "f")

@@ -18,7 +18,7 @@ CASES = [
     Case("floats", [0.1, 0.2], {}, 0.3, rtol=1e-9),
     Case("kw", [], {"a": 1, "b": 1}, 2),
 ]
-PAYLOAD = [{"id": c.id, "args": c.args, "kwargs": c.kwargs} for c in CASES]
+PAYLOAD = [c.inputs() for c in CASES]
 
 
 def execute(source: str, entry: str = "add", cases: list[dict[str, Any]] = PAYLOAD, time_s: float = 10.0) -> RunResult:
@@ -86,7 +86,7 @@ def test_non_finite_floats_and_arrays_round_trip() -> None:
         "def add():\n    return add.values.pop(0)\n"
         "add.values = [float('nan'), (float('inf'), 1.0), 1.0000001, np.array([[1.0, 2.0], [3.0, 4.0000001]])]\n"
     )
-    result = execute(source, cases=[{"id": c.id, "args": [], "kwargs": {}} for c in cases])
+    result = execute(source, cases=[c.inputs() for c in cases])
     verdict = judge(result, cases, "add")
     assert [c.passed for c in verdict.cases] == [True, True, True, True]
 
@@ -94,7 +94,7 @@ def test_non_finite_floats_and_arrays_round_trip() -> None:
 def test_arrays_must_match_in_shape_not_just_values() -> None:
     cases = [Case("shape", [], {}, [[1.0, 2.0]]), Case("flat", [], {}, [1.0, 2.0]), Case("list", [], {}, [1.0, 2.0])]
     source = "import numpy as np\ndef f():\n    return np.array([1.0, 2.0])\n"
-    result = execute(source, entry="f", cases=[{"id": c.id, "args": [], "kwargs": {}} for c in cases])
+    result = execute(source, entry="f", cases=[c.inputs() for c in cases])
     assert [c.passed for c in judge(result, cases, "f").cases] == [False, True, True]
 
 
