@@ -11,6 +11,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
     path("me/", account_apis.MeApi.as_view(), name="me"),
     path("", include("apps.exercises.urls")),
+    path("", include("apps.progress.urls")),
 ]
 
 web: list[URLPattern | URLResolver] = [

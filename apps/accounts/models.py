@@ -12,6 +12,14 @@ class User(AbstractUser):
     """A learner, instructor or author. Authors edit content in the admin (``is_staff``)."""
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.STUDENT)
+    time_zone = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="IANA name (Asia/Tokyo). Blank: the first cohort's time zone, else the site's. Days for streaks.",
+    )
+    on_global_board = models.BooleanField(
+        default=True, help_text="Shown on the global leaderboard. Cohort boards and instructors always see you."
+    )
 
     class Meta:
         constraints = [

@@ -269,7 +269,9 @@ def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
     progress = progress_services.progress_lock(user=user, exercise=exercise)
     if progress.revealed_at is None:
         progress.revealed_at = timezone.now()
-        progress.save(update_fields=["revealed_at"])
+        # Revealing before ever solving gives up this exercise's points for good (a reset keeps it).
+        progress.forfeited = progress.forfeited or progress.first_solved_at is None
+        progress.save(update_fields=["revealed_at", "forfeited"])
         logger.info("answer revealed", extra={"user_id": user.pk, "exercise_id": exercise.pk})
     return progress
 

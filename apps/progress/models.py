@@ -1,8 +1,18 @@
-"""A learner's state on each exercise: solved, revealed, hints used, attempts counted.
+"""A learner's progress, streak and scores, and the cohorts instructors teach.
 
-One row per (user, exercise), written in the same transaction as the attempt that changes it.
-Mastery, streaks and leaderboards (the progress issue) build on these rows.
+Every table here is written in the same transaction as the graded attempt that changes it, so a
+read is a lookup, never an aggregation over raw attempts:
+
+- ``ExerciseProgress``: one row per (learner, exercise): solved, revealed, hints, attempts.
+- ``LearnerStats``: one row per learner: day streak, points, solves (a streak read is one row).
+- ``DailyActivity``: solves per learner per local day (the calendar heatmap).
+- ``Score`` and ``ScoreBucket``: leaderboard rows per board, and how many learners hold each
+  score on a global board, so "my rank" is a sum over buckets, not a count over 100k learners.
+- ``Cohort``, ``CohortWorkbook``, ``Membership``: classes with a join code, a time zone and
+  assigned workbooks with optional due dates.
 """
+
+from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
@@ -26,6 +36,13 @@ class ExerciseProgress(models.Model):
     parts_solved = models.PositiveSmallIntegerField(
         default=0, help_text="Bit set of solved parts (a Debug: 1 = buggy lines, 2 = fixed code)."
     )
+    # History a workbook reset keeps: points are earned once, and statistics describe the first try.
+    first_solved_at = models.DateTimeField(null=True, blank=True)
+    attempts_to_solve = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Graded attempts up to and including the first solve."
+    )
+    forfeited = models.BooleanField(default=False, help_text="Revealed the answer before ever solving: no points.")
+    points = models.PositiveIntegerField(default=0, help_text="Leaderboard points this exercise earned (once).")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "exercise"], name="progress_unique_user_exercise")]
@@ -50,3 +67,129 @@ class ExerciseProgress(models.Model):
     @property
     def solved_after_reveal(self) -> bool:
         return bool(self.solved_at and self.revealed_at and self.revealed_at <= self.solved_at)
+
+
+class LearnerStats(models.Model):
+    """One row per learner who has solved something: the streak read is this row alone."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    time_zone = models.CharField(max_length=64, help_text="The time zone days are counted in (effective setting).")
+    current_streak = models.PositiveIntegerField(default=0)
+    best_streak = models.PositiveIntegerField(default=0)
+    last_day = models.DateField(null=True, blank=True, help_text="The latest local day with a solve.")
+    solves = models.PositiveIntegerField(default=0, help_text="Exercises solved, counting re-solves after a reset.")
+    points = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "learner stats"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(best_streak__gte=models.F("current_streak")), name="stats_best_ge_current"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"stats:{self.user_id}"
+
+
+class DailyActivity(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField(help_text="In the learner's time zone at the time.")
+    solves = models.PositiveIntegerField(default=0)
+    points = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "daily activity"
+        constraints = [models.UniqueConstraint(fields=["user", "day"], name="activity_unique_user_day")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.day}"
+
+
+class Score(models.Model):
+    """A learner's points on one board.
+
+    Boards: ``all`` and ``week:<monday>`` (global; weeks in the site's time zone), and
+    ``cohort:<id>:week:<monday>`` (weeks in the cohort's time zone). A cohort's all-time board
+    is its members' ``all`` rows. A row exists once a learner has a point on that board.
+    """
+
+    board = models.CharField(max_length=48)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    points = models.PositiveIntegerField(default=0)
+    reached_at = models.DateTimeField(help_text="When the points reached this total: earlier wins a tie.")
+    hidden = models.BooleanField(default=False, help_text="Left off global boards at the learner's wish.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["board", "user"], name="score_unique_board_user")]
+        indexes = [
+            # Top-N and the tie count behind "my rank" are range scans of this index.
+            models.Index(
+                fields=["board", "-points", "reached_at", "user"],
+                name="score_board_rank",
+                condition=models.Q(hidden=False),
+            ),
+            models.Index(fields=["user", "board"], name="score_user_board"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board}:{self.user_id}={self.points}"
+
+
+class ScoreBucket(models.Model):
+    """How many visible learners hold ``points`` on a global board (rank = learners above + ties ahead)."""
+
+    board = models.CharField(max_length=48)
+    points = models.PositiveIntegerField()
+    learners = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["board", "points"], name="bucket_unique_board_points"),
+            models.CheckConstraint(condition=models.Q(learners__gte=0), name="bucket_learners_nonnegative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board}:{self.points}×{self.learners}"
+
+
+class Cohort(models.Model):
+    name = models.CharField(max_length=120)
+    instructor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="cohorts_taught")
+    time_zone = models.CharField(max_length=64, default="UTC", help_text="IANA name; weeks and due dates use it.")
+    join_code = models.CharField(max_length=16, unique=True, help_text="Learners join with it (case-insensitive).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    workbooks = models.ManyToManyField("exercises.Workbook", through="CohortWorkbook", related_name="+")
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="cohorts")
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CohortWorkbook(models.Model):
+    cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="assignments")
+    workbook = models.ForeignKey("exercises.Workbook", on_delete=models.CASCADE, related_name="+")
+    due_on = models.DateField(null=True, blank=True, help_text="Due at the end of this day in the cohort's time zone.")
+
+    class Meta:
+        ordering = ["workbook__position", "workbook__slug"]
+        constraints = [models.UniqueConstraint(fields=["cohort", "workbook"], name="assignment_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.cohort_id}:{self.workbook_id}"
+
+
+class Membership(models.Model):
+    cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["joined_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["cohort", "user"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}∈{self.cohort_id}"

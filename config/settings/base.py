@@ -162,6 +162,8 @@ REST_FRAMEWORK: dict[str, Any] = {
         "attempts": env.str("THROTTLE_ATTEMPTS", default="30/min"),
         "auth": env.str("THROTTLE_AUTH", default="20/min"),
         "preview": env.str("THROTTLE_PREVIEW", default="240/min"),
+        # Join codes are 31^8; a low rate keeps guessing them hopeless.
+        "join": env.str("THROTTLE_JOIN", default="10/min"),
     },
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

@@ -15,6 +15,7 @@ from apps.exercises.content.loader import load_workbook
 from apps.exercises.content.report import DEFAULT_ROOT
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.models import Attempt, Exercise, Verdict
+from apps.exercises.tests.answers import correct_payload
 from apps.progress.models import ExerciseProgress
 
 pytestmark = pytest.mark.django_db
@@ -171,7 +172,19 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     ex = exercise("0.1")
     services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # warm caches and progress row
     with CaptureQueriesContext(connection) as queries:
-        services.attempt_create(user=student, exercise=ex, payload={"answer": "124.3"})
-    # On PostgreSQL the attempt insert and the progress upsert are one atomic statement.
+        services.attempt_create(user=student, exercise=ex, payload={"answer": "2"})
+    # On PostgreSQL a wrong answer's attempt insert and progress upsert are one atomic statement.
     assert len(queries) == 1, [q["sql"] for q in queries]
     assert queries[0]["sql"].lstrip().startswith("WITH new_attempt AS")
+
+    # The first solve also moves the streak, the day's activity and two global boards, in one
+    # transaction: a fixed count, whatever the learner's history.
+    with CaptureQueriesContext(connection) as queries:
+        services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+    statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 11, statements
+    # Solving again changes no streak or score: the statement alone (inside a savepoint).
+    with CaptureQueriesContext(connection) as queries:
+        services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+    assert [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]][0].lstrip().startswith("WITH new_attempt AS")
+    assert len([q for q in queries if "SAVEPOINT" not in q["sql"]]) == 1

@@ -1,0 +1,276 @@
+"""Cohorts in the admin: instructors create and run their own, and monitor their learners.
+
+An instructor sees only the cohorts they teach (anything else is a 404) and only read-only
+views of their learners' data: the progress table, per-exercise statistics and a learner's
+attempt history, each exportable as CSV. Superusers see every cohort. Authors, who edit content,
+see no learner data at all.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from typing import Any
+from zoneinfo import available_timezones
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+
+from apps.accounts.models import Role, User
+from apps.exercises import selectors as exercise_selectors
+from apps.progress import selectors, services
+from apps.progress.models import Cohort, CohortWorkbook, Membership
+
+
+def _teaches(user: Any, cohort: Cohort | None = None) -> bool:
+    """Superusers teach every cohort; instructors their own (or, with no cohort given, may teach)."""
+    if not isinstance(user, User) or not user.is_active:
+        return False
+    if user.is_superuser:
+        return True
+    return user.role == Role.INSTRUCTOR and (cohort is None or cohort.instructor_id == user.pk)
+
+
+class OwnCohortOnly:
+    """Every permission follows "is this the caller's cohort?" (the inlines ask about the parent)."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _teaches(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return _teaches(request.user, _cohort_of(obj))
+
+    has_change_permission = has_view_permission
+    has_delete_permission = has_view_permission
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return _teaches(request.user, _cohort_of(obj))
+
+
+def _cohort_of(obj: Any) -> Cohort | None:
+    if obj is None or isinstance(obj, Cohort):
+        return obj
+    return getattr(obj, "cohort", None)
+
+
+class AssignmentInline(OwnCohortOnly, admin.TabularInline[CohortWorkbook, Cohort]):
+    model = CohortWorkbook
+    fields = ("workbook", "due_on")
+    extra = 1
+    verbose_name = "assigned workbook"
+
+
+class MembershipInline(OwnCohortOnly, admin.TabularInline[Membership, Cohort]):
+    model = Membership
+    fields = ("learner", "joined_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name = "learner"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # learners join with the code
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="Learner")
+    def learner(self, obj: Membership) -> str:
+        url = reverse("admin:progress_cohort_learner", args=[obj.cohort_id, obj.user_id])
+        return format_html('<a href="{}">{}</a>', url, obj.user.username)
+
+
+_ZONE_CHOICES = [(z, z) for z in sorted(available_timezones())]
+
+
+class CohortForm(forms.ModelForm[Cohort]):
+    time_zone = forms.ChoiceField(choices=_ZONE_CHOICES, initial="UTC")
+
+    class Meta:
+        model = Cohort
+        fields = ("name", "instructor", "time_zone")
+
+
+@admin.register(Cohort)
+class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
+    form = CohortForm
+    list_display = ("name", "instructor", "time_zone", "learners", "join_code", "monitor")
+    search_fields = ("name", "join_code")
+    readonly_fields = ("join_code", "created_at")
+    inlines = [AssignmentInline, MembershipInline]
+    actions = ["rotate_code"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Cohort]:
+        user = request.user
+        assert isinstance(user, User)
+        return selectors.cohorts_taught(user=user).annotate(learner_count=Count("memberships", distinct=True))
+
+    def get_fields(self, request: HttpRequest, obj: Cohort | None = None) -> tuple[str, ...]:
+        own = ("name", "time_zone") if not request.user.is_superuser else ("name", "instructor", "time_zone")
+        return (*own, "join_code", "created_at") if obj else own
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
+        if request.user.is_superuser:
+            kwargs["fields"] = ("name", "instructor", "time_zone")
+        else:
+            kwargs["fields"] = ("name", "time_zone")
+        return super().get_form(request, obj, change, **kwargs)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "instructor":
+            kwargs["queryset"] = User.objects.filter(role=Role.INSTRUCTOR)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Cohort, form: Any, change: bool) -> None:
+        if change:
+            obj.save()
+            return
+        instructor = obj.instructor if request.user.is_superuser and obj.instructor_id else request.user
+        assert isinstance(instructor, User)
+        created = services.cohort_create(instructor=instructor, name=obj.name, time_zone=obj.time_zone)
+        obj.pk, obj.instructor, obj.join_code, obj.created_at = (
+            created.pk,
+            instructor,
+            created.join_code,
+            created.created_at,
+        )
+        obj._state.adding = False
+
+    @admin.display(description="Learners", ordering="learner_count")
+    def learners(self, obj: Cohort) -> int:
+        return int(getattr(obj, "learner_count", 0))
+
+    @admin.display(description="Monitor")
+    def monitor(self, obj: Cohort) -> str:
+        return format_html(
+            '<a href="{}">Progress</a> · <a href="{}">Exercises</a>',
+            reverse("admin:progress_cohort_progress", args=[obj.pk]),
+            reverse("admin:progress_cohort_exercises", args=[obj.pk]),
+        )
+
+    @admin.action(description="Give the selected cohorts new join codes")
+    def rotate_code(self, request: HttpRequest, queryset: QuerySet[Cohort]) -> None:
+        for cohort in queryset:
+            services.cohort_code_rotate(cohort=cohort)
+        self.message_user(request, f"New join codes for {queryset.count()} cohort(s).", messages.SUCCESS)
+
+    # ---- monitoring views -------------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<int:cohort_id>/progress/", wrap(self.progress_view), name="progress_cohort_progress"),
+            path("<int:cohort_id>/exercises/", wrap(self.exercises_view), name="progress_cohort_exercises"),
+            path("<int:cohort_id>/learners/<int:user_id>/", wrap(self.learner_view), name="progress_cohort_learner"),
+            *super().get_urls(),
+        ]
+
+    def _cohort(self, request: HttpRequest, cohort_id: int) -> Cohort:
+        user = request.user
+        if not isinstance(user, User) or not _teaches(user):
+            raise Http404("No such cohort.")
+        return selectors.cohort_taught(user=user, cohort_id=cohort_id)
+
+    def _context(self, request: HttpRequest, cohort: Cohort, title: str) -> dict[str, Any]:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "cohort": cohort,
+            "title": title,
+            "subtitle": cohort.name,
+        }
+
+    def progress_view(self, request: HttpRequest, cohort_id: int) -> HttpResponse:
+        cohort = self._cohort(request, cohort_id)
+        assigned, rows = selectors.cohort_progress(cohort=cohort)
+        if request.GET.get("format") == "csv":
+            header = ["learner"] + [f"{a.workbook.slug} solved" for a in assigned]
+            header += [f"{a.workbook.slug} total" for a in assigned]
+            header += ["current streak", "best streak", "last active (UTC)", "overdue"]
+            body = [
+                [r.username]
+                + [c.solved for c in r.cells]
+                + [c.total for c in r.cells]
+                + [
+                    r.current_streak,
+                    r.best_streak,
+                    r.last_active.isoformat() if r.last_active else "",
+                    " ".join(r.overdue),
+                ]
+                for r in rows
+            ]
+            return csv_response(f"cohort-{cohort.pk}-progress.csv", header, body)
+        context = {**self._context(request, cohort, "Progress"), "assigned": assigned, "rows": rows}
+        return TemplateResponse(request, "admin/progress/cohort_progress.html", context)
+
+    def exercises_view(self, request: HttpRequest, cohort_id: int) -> HttpResponse:
+        cohort = self._cohort(request, cohort_id)
+        assigned = selectors.assignments(cohort=cohort)
+        slug = request.GET.get("workbook") or (assigned[0].workbook.slug if assigned else "")
+        if not slug:
+            return render(request, "admin/progress/cohort_exercises.html", self._context(request, cohort, "Exercises"))
+        workbook = exercise_selectors.workbook_get(slug=slug)
+        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        if request.GET.get("format") == "csv":
+            header = [
+                "exercise", "title", "kind", "attempts", "learners", "solved", "solve rate",
+                "median attempts to solve", "revealed share", "most common wrong answers",
+            ]  # fmt: skip
+            body = [
+                [
+                    s.number,
+                    s.title,
+                    s.kind,
+                    s.attempts,
+                    s.learners,
+                    s.solved,
+                    _ratio(s.solve_rate),
+                    "" if s.median_attempts is None else s.median_attempts,
+                    _ratio(s.reveal_share),
+                    "; ".join(f"{a} ×{n}" for a, n in s.wrong_answers),
+                ]
+                for s in stats
+            ]
+            return csv_response(f"cohort-{cohort.pk}-{slug}-exercises.csv", header, body)
+        context = {
+            **self._context(request, cohort, "Exercise statistics"),
+            "assigned": assigned,
+            "workbook": workbook,
+            "stats": stats,
+        }
+        return TemplateResponse(request, "admin/progress/cohort_exercises.html", context)
+
+    def learner_view(self, request: HttpRequest, cohort_id: int, user_id: int) -> HttpResponse:
+        cohort = self._cohort(request, cohort_id)
+        learner, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id)
+        context = {**self._context(request, cohort, f"Attempts by {learner.username}"), "learner": learner}
+        context["attempts"] = attempts
+        return TemplateResponse(request, "admin/progress/learner_attempts.html", context)
+
+
+def _ratio(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+# Spreadsheets run cells that start with these as formulas (CSV injection): quote them.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> object:
+    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+
+def csv_response(filename: str, header: list[str], rows: Iterable[list[Any]]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    writer = csv.writer(response)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([_cell(v) for v in row])
+    return response

@@ -1,0 +1,350 @@
+"""Progress, streak, leaderboards, profile and cohorts over REST: validate, call, serialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
+from apps.core.serializers import represent, represent_many
+from apps.core.throttling import FixedWindowScopedThrottle
+from apps.exercises import selectors as exercise_selectors
+from apps.exercises.serializers import ErrorOut
+from apps.progress import selectors, services
+from apps.progress.models import Cohort
+from apps.progress.serializers import (
+    BoardOut,
+    BoardQueryIn,
+    CohortIn,
+    CohortOut,
+    CohortProgressOut,
+    ExerciseStatsOut,
+    JoinIn,
+    ProfileIn,
+    ProfileOut,
+    ProgressOut,
+    ResetOut,
+    StreakOut,
+    WorkbookMasteryOut,
+)
+
+ERRORS = {
+    400: OpenApiResponse(ErrorOut, description="Invalid input (explained)."),
+    401: OpenApiResponse(ErrorOut, description="Not authenticated."),
+    403: OpenApiResponse(ErrorOut, description="Not allowed for your role."),
+    404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
+}
+
+
+def _user(request: Request) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+# ---- dict builders, shared with the web views ----------------------------------------------------
+
+
+def _kinds(m: selectors.Mastery) -> list[dict[str, Any]]:
+    return [{"kind": k, "solved": t.solved, "total": t.total} for k, t in m.by_kind.items()]
+
+
+def mastery_dict(m: selectors.Mastery) -> dict[str, Any]:
+    return {
+        "slug": m.key,
+        "title": m.title,
+        **{"solved": m.tally.solved, "total": m.tally.total, "percent": m.tally.percent},
+        "by_kind": _kinds(m),
+        "chapters": [
+            {
+                "number": int(c.key),
+                "title": c.title,
+                **{"solved": c.tally.solved, "total": c.tally.total, "percent": c.tally.percent},
+                "by_kind": _kinds(c),
+            }
+            for c in m.chapters
+        ],
+    }
+
+
+def streak_dict(s: selectors.Streak) -> dict[str, Any]:
+    return {
+        "current": s.current,
+        "best": s.best,
+        "solved_today": s.solved_today,
+        "last_day": s.last_day,
+        "time_zone": s.time_zone,
+        "solves": s.solves,
+        "points": s.points,
+    }
+
+
+def _entry(e: selectors.Entry | None) -> dict[str, Any] | None:
+    return None if e is None else {"rank": e.rank, "username": e.username, "points": e.points, "me": e.me}
+
+
+def board_dict(b: selectors.Board) -> dict[str, Any]:
+    return {
+        "scope": b.scope,
+        "period": b.period,
+        "cohort": b.cohort_id,
+        "week_starts": b.starts,
+        "time_zone": b.time_zone,
+        "ranked": b.ranked,
+        "entries": [_entry(e) for e in b.entries],
+        "me": _entry(b.me),
+        "me_hidden": b.me_hidden,
+    }
+
+
+def cohort_dict(c: Cohort, user: User) -> dict[str, Any]:
+    teaches = c.instructor_id == user.pk or user.is_superuser
+    return {
+        "id": c.pk,
+        "name": c.name,
+        "time_zone": c.time_zone,
+        "instructor": c.instructor.username,
+        "role": "instructor" if teaches else "member",
+        "join_code": c.join_code if teaches else None,
+        "members": _member_count(c),
+        "workbooks": [
+            {"workbook": a.workbook.slug, "title": a.workbook.title, "due_on": a.due_on}
+            for a in selectors.assignments(cohort=c)
+        ],
+    }
+
+
+def _member_count(c: Cohort) -> int:
+    annotated = getattr(c, "member_count", None)  # cohort_list() annotates it; one query fewer per cohort
+    return int(annotated) if annotated is not None else c.memberships.count()
+
+
+def profile_dict(user: User) -> dict[str, Any]:
+    return {
+        "time_zone": user.time_zone,
+        "effective_time_zone": services.effective_time_zone(user),
+        "on_global_board": user.on_global_board,
+    }
+
+
+# ---- the caller's progress ---------------------------------------------------------------------
+
+
+class ProgressApi(APIView):
+    @extend_schema(operation_id="progress_retrieve", responses={200: ProgressOut, 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        user = _user(request)
+        data = {
+            "streak": streak_dict(selectors.streak_get(user=user)),
+            "workbooks": [mastery_dict(m) for m in selectors.mastery(user=user)],
+        }
+        return Response(represent(ProgressOut, data))
+
+
+class WorkbookProgressApi(APIView):
+    @extend_schema(
+        operation_id="progress_workbook_retrieve",
+        responses={200: WorkbookMasteryOut, 401: ERRORS[401], 404: ERRORS[404]},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        workbook = exercise_selectors.workbook_get(slug=slug)
+        (found,) = selectors.mastery(user=_user(request), workbook=workbook) or [
+            selectors.Mastery(slug, workbook.title)
+        ]
+        return Response(represent(WorkbookMasteryOut, mastery_dict(found)))
+
+
+class WorkbookResetApi(APIView):
+    @extend_schema(
+        operation_id="progress_workbook_reset",
+        request=None,
+        responses={200: ResetOut, 401: ERRORS[401], 404: ERRORS[404]},
+        description="Start the workbook over: mastery restarts and answers are hidden again. Attempts, points "
+        "and your streak are kept.",
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        workbook = exercise_selectors.workbook_get(slug=slug)
+        cleared = services.workbook_reset(user=_user(request), workbook=workbook)
+        return Response(represent(ResetOut, {"cleared": cleared}))
+
+
+class StreakApi(APIView):
+    @extend_schema(operation_id="streak_retrieve", responses={200: StreakOut, 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        return Response(represent(StreakOut, streak_dict(selectors.streak_get(user=_user(request)))))
+
+
+class LeaderboardApi(APIView):
+    @extend_schema(
+        operation_id="leaderboard_retrieve",
+        parameters=[
+            OpenApiParameter("scope", str, enum=["global", "cohort"], description="Default global."),
+            OpenApiParameter("period", str, enum=["all", "week"], description="Default all (all time)."),
+            OpenApiParameter("cohort", int, description="The cohort's id, for scope=cohort."),
+            OpenApiParameter("limit", int, description="How many from the top (1-200, default 50)."),
+        ],
+        responses={200: BoardOut, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404]},
+    )
+    def get(self, request: Request) -> Response:
+        query = BoardQueryIn(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        board = selectors.leaderboard(
+            user=_user(request), scope=q["scope"], period=q["period"], cohort_id=q.get("cohort"), limit=q["limit"]
+        )
+        return Response(represent(BoardOut, board_dict(board)))
+
+
+class ProfileApi(APIView):
+    @extend_schema(operation_id="profile_retrieve", responses={200: ProfileOut, 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        return Response(represent(ProfileOut, profile_dict(_user(request))))
+
+    @extend_schema(
+        operation_id="profile_update",
+        request=ProfileIn,
+        responses={200: ProfileOut, 400: ERRORS[400], 401: ERRORS[401]},
+    )
+    def patch(self, request: Request) -> Response:
+        body = ProfileIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = services.profile_update(user=_user(request), **body.validated_data)
+        return Response(represent(ProfileOut, profile_dict(user)))
+
+
+# ---- cohorts -----------------------------------------------------------------------------------
+
+
+class CohortListApi(APIView):
+    @extend_schema(operation_id="cohorts_list", responses={200: CohortOut(many=True), 401: ERRORS[401]})
+    def get(self, request: Request) -> Response:
+        user = _user(request)
+        cohorts = list(selectors.cohort_list(user=user).prefetch_related("assignments__workbook"))
+        return Response(represent_many(CohortOut, [cohort_dict(c, user) for c in cohorts]))
+
+    @extend_schema(
+        operation_id="cohorts_create",
+        request=CohortIn,
+        responses={201: CohortOut, 400: ERRORS[400], 401: ERRORS[401], 403: ERRORS[403]},
+    )
+    def post(self, request: Request) -> Response:
+        user = _user(request)
+        body = CohortIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        workbooks = [(exercise_selectors.workbook_get(slug=a["workbook"]), a.get("due_on")) for a in data["workbooks"]]
+        cohort = services.cohort_create(
+            instructor=user, name=data["name"], time_zone=data["time_zone"], workbooks=workbooks
+        )
+        return Response(represent(CohortOut, cohort_dict(cohort, user)), status=status.HTTP_201_CREATED)
+
+
+class CohortDetailApi(APIView):
+    @extend_schema(operation_id="cohorts_retrieve", responses={200: CohortOut, 401: ERRORS[401], 404: ERRORS[404]})
+    def get(self, request: Request, cohort_id: int) -> Response:
+        user = _user(request)
+        return Response(represent(CohortOut, cohort_dict(selectors.cohort_get(user=user, cohort_id=cohort_id), user)))
+
+
+class CohortJoinApi(APIView):
+    throttle_scope = "join"
+    throttle_classes = [FixedWindowScopedThrottle]
+
+    @extend_schema(
+        operation_id="cohorts_join",
+        request=JoinIn,
+        responses={200: CohortOut, 201: CohortOut, 400: ERRORS[400], 401: ERRORS[401]},
+        description="201 when you joined, 200 when you were already a member.",
+    )
+    def post(self, request: Request) -> Response:
+        user = _user(request)
+        body = JoinIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        cohort, joined = services.cohort_join(user=user, code=body.validated_data["code"])
+        return Response(
+            represent(CohortOut, cohort_dict(cohort, user)), status=status.HTTP_201_CREATED if joined else 200
+        )
+
+
+class CohortMembershipApi(APIView):
+    @extend_schema(
+        operation_id="cohorts_leave", request=None, responses={204: None, 401: ERRORS[401], 404: ERRORS[404]}
+    )
+    def delete(self, request: Request, cohort_id: int) -> Response:
+        user = _user(request)
+        cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
+        if cohort.instructor_id == user.pk:
+            raise ApplicationError("You teach this cohort; delete it in the admin instead.", code="own_cohort")
+        services.cohort_leave(user=user, cohort=cohort)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class CohortProgressApi(APIView):
+    @extend_schema(
+        operation_id="cohorts_progress",
+        responses={200: CohortProgressOut, 401: ERRORS[401], 404: ERRORS[404]},
+        description="For the cohort's instructor: learner × assigned workbook mastery, streaks, overdue work.",
+    )
+    def get(self, request: Request, cohort_id: int) -> Response:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        _, rows = selectors.cohort_progress(cohort=cohort)
+        data = {"cohort": cohort.pk, "learners": [learner_row_dict(r) for r in rows]}
+        return Response(represent(CohortProgressOut, data))
+
+
+def learner_row_dict(r: selectors.LearnerRow) -> dict[str, Any]:
+    return {
+        "user_id": r.user_id,
+        "username": r.username,
+        "workbooks": [
+            {
+                "workbook": c.slug,
+                "solved": c.solved,
+                "total": c.total,
+                "percent": c.percent,
+                "due_on": c.due_on,
+                "overdue": c.overdue,
+            }
+            for c in r.cells
+        ],
+        "current_streak": r.current_streak,
+        "best_streak": r.best_streak,
+        "last_active": r.last_active,
+        "overdue": r.overdue,
+    }
+
+
+def stats_dict(s: selectors.ExerciseStats) -> dict[str, Any]:
+    return {
+        "number": s.number,
+        "title": s.title,
+        "kind": s.kind,
+        "attempts": s.attempts,
+        "learners": s.learners,
+        "solved": s.solved,
+        "solve_rate": s.solve_rate,
+        "median_attempts_to_solve": s.median_attempts,
+        "reveal_share": s.reveal_share,
+        "wrong_answers": [{"answer": a, "count": n} for a, n in s.wrong_answers],
+    }
+
+
+class CohortExerciseStatsApi(APIView):
+    @extend_schema(
+        operation_id="cohorts_exercise_stats",
+        parameters=[OpenApiParameter("workbook", str, required=True, description="The workbook's slug.")],
+        responses={200: ExerciseStatsOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
+        description="For the cohort's instructor: per-exercise attempts, solve rate, median attempts to solve, "
+        "reveal share and the most common wrong answers.",
+    )
+    def get(self, request: Request, cohort_id: int) -> Response:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
+        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        return Response(represent_many(ExerciseStatsOut, [stats_dict(s) for s in stats]))

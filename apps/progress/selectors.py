@@ -1,0 +1,467 @@
+"""Reads on progress, streaks, leaderboards and cohorts.
+
+Each takes the acting user and is scoped by it: another learner's data or another instructor's
+cohort is a 404. None aggregates raw attempts on a learner's request; leaderboards read the
+aggregate rows that grading keeps current (services.py).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.http import Http404
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.exercises.choices import AttemptStatus, ExerciseKind, Verdict
+from apps.exercises.content import cache
+from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, Score, ScoreBucket
+from apps.progress.services import GLOBAL_ALL, cohort_week_board, global_week_board, week_start
+
+# ---------------------------------------------------------------------------------------------
+# Mastery
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    solved: int = 0
+    total: int = 0
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.solved / self.total) if self.total else 0
+
+
+@dataclass
+class Mastery:
+    """Solved out of total for a workbook or chapter, with the split by kind."""
+
+    key: str
+    title: str
+    tally: Tally = field(default_factory=Tally)
+    by_kind: dict[str, Tally] = field(default_factory=dict)
+    chapters: list[Mastery] = field(default_factory=list)
+
+    def add(self, kind: str, solved: bool) -> None:
+        self.tally.total += 1
+        self.tally.solved += solved
+        kind_tally = self.by_kind.setdefault(kind, Tally())
+        kind_tally.total += 1
+        kind_tally.solved += solved
+
+
+def mastery(*, user: User, workbook: Workbook | None = None) -> list[Mastery]:
+    """The learner's mastery per published workbook (or one), each with its chapters. Two queries."""
+    exercises = Exercise.objects.filter(is_active=True, workbook__is_published=True)
+    if workbook is not None:
+        exercises = exercises.filter(workbook=workbook)
+    rows = exercises.order_by("workbook__position", "workbook__slug", "chapter__number", "position").values_list(
+        "pk", "kind", "workbook__slug", "workbook__title", "chapter__number", "chapter__title"
+    )
+    solved = set(
+        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False).values_list("exercise_id", flat=True)
+    )
+    books: dict[str, Mastery] = {}
+    chapters: dict[tuple[str, int], Mastery] = {}
+    for pk, kind, slug, title, ch_number, ch_title in rows:
+        book = books.get(slug)
+        if book is None:
+            book = books[slug] = Mastery(key=slug, title=title)
+        chapter = chapters.get((slug, ch_number))
+        if chapter is None:
+            chapter = chapters[(slug, ch_number)] = Mastery(key=str(ch_number), title=ch_title)
+            book.chapters.append(chapter)
+        book.add(kind, pk in solved)
+        chapter.add(kind, pk in solved)
+    return list(books.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Streak
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Streak:
+    current: int
+    best: int
+    solved_today: bool
+    last_day: date | None
+    time_zone: str
+    solves: int
+    points: int
+
+
+def streak_get(*, user: User, at: datetime | None = None) -> Streak:
+    """The learner's day streak: one primary-key lookup. A streak whose last day is before
+    yesterday (in the learner's time zone) is broken and reads as 0."""
+    row = LearnerStats.objects.filter(pk=user.pk).values_list(
+        "current_streak", "best_streak", "last_day", "time_zone", "solves", "points"
+    )
+    found = row.first()
+    if found is None:
+        return Streak(0, 0, False, None, user.time_zone or settings.TIME_ZONE, 0, 0)
+    current, best, last_day, tz_name, solves, points = found
+    today = (at or timezone.now()).astimezone(ZoneInfo(tz_name)).date()
+    alive = last_day is not None and last_day >= today - timedelta(days=1)
+    return Streak(current if alive else 0, best, last_day == today, last_day, tz_name, solves, points)
+
+
+# ---------------------------------------------------------------------------------------------
+# Leaderboards
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    rank: int
+    user_id: int
+    username: str
+    points: int
+    me: bool
+
+
+@dataclass(frozen=True)
+class Board:
+    scope: str
+    period: str
+    cohort_id: int | None
+    starts: date | None
+    time_zone: str
+    entries: list[Entry]
+    me: Entry | None
+    me_hidden: bool
+    ranked: int
+
+
+def _week_label(board: str) -> date:
+    return date.fromisoformat(board.rsplit(":", 1)[1])
+
+
+def leaderboard(
+    *,
+    user: User,
+    scope: str = "global",
+    period: str = "all",
+    cohort_id: int | None = None,
+    limit: int = 50,
+    at: datetime | None = None,
+) -> Board:
+    """Top ``limit`` and the caller's own rank (even outside the top), ties broken by who reached
+    the score first, then by account age. Global: reads the top of an index and a bucket sum."""
+    at = at or timezone.now()
+    if scope == "cohort":
+        if cohort_id is None:
+            raise Http404("No such cohort.")
+        cohort = cohort_get(user=user, cohort_id=cohort_id)
+        return _cohort_board(cohort, user, period, limit, at)
+    board = GLOBAL_ALL if period == "all" else global_week_board(at)
+    rows = list(
+        Score.objects.filter(board=board, hidden=False)
+        .order_by("-points", "reached_at", "user_id")
+        .values_list("user_id", "user__username", "points")[:limit]
+    )
+    entries = [Entry(i + 1, uid, name, pts, uid == user.pk) for i, (uid, name, pts) in enumerate(rows)]
+    mine = next((e for e in entries if e.me), None)
+    ranked, me_hidden = 0, False
+    own = Score.objects.filter(board=board, user=user).values_list("points", "reached_at", "hidden").first()
+    if own is not None and own[2]:
+        me_hidden = True
+    buckets = ScoreBucket.objects.filter(board=board).aggregate(
+        total=Sum("learners"), above=Sum("learners", filter=Q(points__gt=own[0] if own else 0))
+    )
+    ranked = buckets["total"] or 0
+    if own is not None and not me_hidden and mine is None:
+        mine = Entry(
+            (buckets["above"] or 0) + _ties_ahead(board, own[0], own[1], user.pk) + 1,
+            user.pk,
+            user.username,
+            own[0],
+            True,
+        )
+    starts = None if period == "all" else _week_label(board)
+    return Board("global", period, None, starts, settings.TIME_ZONE, entries, mine, me_hidden, ranked)
+
+
+_TIES_AHEAD = f"""
+SELECT count(*) FROM {Score._meta.db_table}
+WHERE board = %s AND points = %s AND NOT hidden AND (reached_at < %s OR (reached_at = %s AND user_id < %s))
+"""  # noqa: S608 - names are ours
+
+
+def _ties_ahead(board: str, points: int, reached_at: datetime, user_id: int) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(_TIES_AHEAD, [board, points, reached_at, reached_at, user_id])
+        return int(cursor.fetchone()[0])
+
+
+def _cohort_board(cohort: Cohort, user: User, period: str, limit: int, at: datetime) -> Board:
+    """A cohort's board: its members' rows (a class, not 100k learners), hidden or not."""
+    board = GLOBAL_ALL if period == "all" else cohort_week_board(cohort.pk, at, cohort.time_zone)
+    rows = (
+        Score.objects.filter(board=board, user__memberships__cohort=cohort)
+        .order_by("-points", "reached_at", "user_id")
+        .values_list("user_id", "user__username", "points")
+    )
+    ranked = [Entry(i + 1, uid, name, pts, uid == user.pk) for i, (uid, name, pts) in enumerate(rows)]
+    starts = None if period == "all" else week_start(at, ZoneInfo(cohort.time_zone))
+    mine = next((e for e in ranked if e.me), None)
+    return Board("cohort", period, cohort.pk, starts, cohort.time_zone, ranked[:limit], mine, False, len(ranked))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cohorts
+# ---------------------------------------------------------------------------------------------
+
+
+def cohort_list(*, user: User) -> QuerySet[Cohort]:
+    """Cohorts the caller teaches or belongs to."""
+    return (
+        Cohort.objects.filter(Q(instructor=user) | Q(memberships__user=user))
+        .distinct()
+        .select_related("instructor")
+        .annotate(member_count=Count("memberships", distinct=True))
+        .order_by("name", "id")
+    )
+
+
+def cohort_get(*, user: User, cohort_id: int) -> Cohort:
+    """A cohort the caller teaches or belongs to (superusers: any); anyone else gets a 404."""
+    qs = Cohort.objects.select_related("instructor")
+    if not user.is_superuser:
+        qs = qs.filter(Q(instructor=user) | Q(memberships__user=user)).distinct()
+    found = qs.filter(pk=cohort_id).first()
+    if found is None:
+        raise Http404("No such cohort.")
+    return found
+
+
+def cohort_taught(*, user: User, cohort_id: int) -> Cohort:
+    """A cohort whose learners' data the caller may see: its instructor's, or a superuser's."""
+    qs = Cohort.objects.select_related("instructor")
+    if not user.is_superuser:
+        qs = qs.filter(instructor=user)
+    found = qs.filter(pk=cohort_id).first()
+    if found is None:
+        raise Http404("No such cohort.")
+    return found
+
+
+def cohorts_taught(*, user: User) -> QuerySet[Cohort]:
+    qs = Cohort.objects.all() if user.is_superuser else Cohort.objects.filter(instructor=user)
+    return qs.select_related("instructor").annotate(member_count=Count("memberships", distinct=True))
+
+
+def assignments(*, cohort: Cohort) -> list[CohortWorkbook]:
+    return list(cohort.assignments.select_related("workbook").order_by("workbook__position", "workbook__slug"))
+
+
+def members(*, cohort: Cohort) -> list[User]:
+    return list(User.objects.filter(memberships__cohort=cohort).order_by("username"))
+
+
+def member_get(*, cohort: Cohort, user_id: int) -> User:
+    found = User.objects.filter(pk=user_id, memberships__cohort=cohort).first()
+    if found is None:
+        raise Http404("No such learner in this cohort.")
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# Instructor monitoring: the cohort's progress table and per-exercise statistics
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkbookCell:
+    slug: str
+    solved: int
+    total: int
+    due_on: date | None
+    overdue: bool
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.solved / self.total) if self.total else 0
+
+
+@dataclass(frozen=True)
+class LearnerRow:
+    user_id: int
+    username: str
+    cells: list[WorkbookCell]
+    current_streak: int
+    best_streak: int
+    last_active: datetime | None
+    joined_at: datetime
+
+    @property
+    def overdue(self) -> list[str]:
+        return [c.slug for c in self.cells if c.overdue]
+
+
+def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list[CohortWorkbook], list[LearnerRow]]:
+    """Learner × assigned workbook mastery, streak, last activity and overdue workbooks.
+
+    A fixed number of queries whatever the cohort's size (the admin page and the CSV use it).
+    """
+    at = at or timezone.now()
+    today = at.astimezone(ZoneInfo(cohort.time_zone)).date()
+    assigned = assignments(cohort=cohort)
+    workbook_ids = [a.workbook_id for a in assigned]
+    totals = dict(
+        Exercise.objects.filter(workbook_id__in=workbook_ids, is_active=True)
+        .values("workbook_id")
+        .annotate(n=Count("id"))
+        .values_list("workbook_id", "n")
+    )
+    joined = list(
+        Membership.objects.filter(cohort=cohort)
+        .select_related("user")
+        .order_by("user__username")
+        .values_list("user_id", "user__username", "joined_at")
+    )
+    user_ids = [uid for uid, _, _ in joined]
+    solved: dict[tuple[int, int], int] = {}
+    last_active: dict[int, datetime] = {}
+    rows = (
+        ExerciseProgress.objects.filter(user_id__in=user_ids)
+        .values("user_id", "workbook_id")
+        .annotate(
+            n_solved=Count("id", filter=Q(solved_at__isnull=False, exercise__is_active=True)),
+            last=Max("last_attempt_at"),
+        )
+    )
+    for row in rows:
+        solved[(row["user_id"], row["workbook_id"])] = row["n_solved"]
+        if row["last"] and (row["user_id"] not in last_active or row["last"] > last_active[row["user_id"]]):
+            last_active[row["user_id"]] = row["last"]
+    stats = {s.pk: s for s in LearnerStats.objects.filter(pk__in=user_ids)}
+    result = []
+    for uid, username, joined_at in joined:
+        cells = []
+        for a in assigned:
+            done, total = solved.get((uid, a.workbook_id), 0), totals.get(a.workbook_id, 0)
+            overdue = a.due_on is not None and today > a.due_on and done < total
+            cells.append(WorkbookCell(a.workbook.slug, done, total, a.due_on, overdue))
+        s = stats.get(uid)
+        current = 0
+        if s is not None and s.last_day is not None:
+            learner_today = at.astimezone(ZoneInfo(s.time_zone)).date()
+            current = s.current_streak if s.last_day >= learner_today - timedelta(days=1) else 0
+        result.append(
+            LearnerRow(uid, username, cells, current, s.best_streak if s else 0, last_active.get(uid), joined_at)
+        )
+    return assigned, result
+
+
+@dataclass(frozen=True)
+class ExerciseStats:
+    exercise_id: int
+    number: str
+    title: str
+    kind: str
+    attempts: int
+    learners: int
+    solved: int
+    median_attempts: float | None
+    revealed: int
+    wrong_answers: list[tuple[str, int]]
+
+    @property
+    def solve_rate(self) -> float | None:
+        return self.solved / self.learners if self.learners else None
+
+    @property
+    def reveal_share(self) -> float | None:
+        return self.revealed / self.learners if self.learners else None
+
+
+def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) -> list[ExerciseStats]:
+    """Per exercise of a workbook, over the cohort's learners: graded attempts, learners who
+    tried, solve rate, median attempts to the first solve, the share who revealed instead of
+    solving, and the most common wrong answers (read as the grader read them) with counts."""
+    user_ids = list(Membership.objects.filter(cohort=cohort).values_list("user_id", flat=True))
+    exercises = list(
+        Exercise.objects.filter(workbook=workbook, is_active=True)
+        .select_related("current_version")
+        .order_by("chapter__number", "position")
+    )
+    progress: dict[int, list[ExerciseProgress]] = defaultdict(list)
+    for p in ExerciseProgress.objects.filter(user_id__in=user_ids, workbook=workbook):
+        progress[p.exercise_id].append(p)
+    attempts = dict(
+        Attempt.objects.filter(user_id__in=user_ids, exercise__workbook=workbook, status=AttemptStatus.GRADED)
+        .values("exercise_id")
+        .annotate(n=Count("id"))
+        .values_list("exercise_id", "n")
+    )
+    wrong: dict[int, Counter[str]] = defaultdict(Counter)
+    labels = {e.pk: e for e in exercises}
+    wrong_rows = Attempt.objects.filter(
+        user_id__in=user_ids, exercise__workbook=workbook, verdict=Verdict.INCORRECT
+    ).values_list("exercise_id", "part", "parsed", "outcome")
+    for exercise_id, part, parsed, outcome in wrong_rows:
+        if exercise_id in labels:
+            wrong[exercise_id][answer_label(labels[exercise_id], part, parsed, outcome)] += 1
+    result = []
+    for e in exercises:
+        rows = progress.get(e.pk, [])
+        engaged = [p for p in rows if p.attempts or p.revealed_at or p.forfeited]
+        to_solve = [p.attempts_to_solve for p in rows if p.attempts_to_solve is not None]
+        result.append(
+            ExerciseStats(
+                exercise_id=e.pk,
+                number=e.number,
+                title=e.title,
+                kind=e.kind,
+                attempts=attempts.get(e.pk, 0),
+                learners=len(engaged),
+                solved=sum(1 for p in rows if p.first_solved_at is not None),
+                median_attempts=statistics.median(to_solve) if to_solve else None,
+                revealed=sum(1 for p in engaged if p.forfeited),
+                wrong_answers=wrong[e.pk].most_common(top_wrong),
+            )
+        )
+    return result
+
+
+def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str) -> str:
+    """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one."""
+    if part == "code":
+        return f"code: {outcome or 'failed'}"
+    if "value" in parsed:
+        return f"{parsed['value']:.4g} {parsed.get('unit', '')}".strip()
+    spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
+    if "choices" in parsed and spec is not None and spec.options:
+        return " + ".join(spec.options[i].text for i in parsed["choices"] if i < len(spec.options))
+    if "lines" in parsed:
+        return "lines " + ", ".join(map(str, parsed["lines"]))
+    if "order" in parsed:
+        return "order " + " → ".join(map(str, parsed["order"]))
+    if "cells" in parsed:
+        return "; ".join(f"{k}={v.get('value')}" for k, v in sorted(parsed["cells"].items()))
+    return "(other)"
+
+
+def learner_attempts(*, cohort: Cohort, user_id: int, limit: int = 500) -> tuple[User, QuerySet[Attempt]]:
+    """A member's attempt history, newest first (404 for anyone not in the cohort)."""
+    learner = member_get(cohort=cohort, user_id=user_id)
+    qs = (
+        Attempt.objects.filter(user=learner).select_related("exercise__workbook").order_by("-created_at", "-id")[:limit]
+    )
+    return learner, qs
+
+
+def all_kinds() -> list[str]:
+    return list(ExerciseKind.values)

@@ -1,0 +1,169 @@
+"""Typed request and response bodies for the progress, leaderboard and cohort API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.exercises.choices import ExerciseKind
+
+
+class KindTallyOut(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class ChapterMasteryOut(serializers.Serializer[Any]):
+    number = serializers.IntegerField()
+    title = serializers.CharField()
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    by_kind = KindTallyOut(many=True)
+
+
+class WorkbookMasteryOut(serializers.Serializer[Any]):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    by_kind = KindTallyOut(many=True)
+    chapters = ChapterMasteryOut(many=True)
+
+
+class StreakOut(serializers.Serializer[Any]):
+    current = serializers.IntegerField(help_text="Consecutive days with a solve, ending today or yesterday.")
+    best = serializers.IntegerField()
+    solved_today = serializers.BooleanField()
+    last_day = serializers.DateField(allow_null=True, help_text="The latest day with a solve, in `time_zone`.")
+    time_zone = serializers.CharField()
+    solves = serializers.IntegerField()
+    points = serializers.IntegerField()
+
+
+class ProgressOut(serializers.Serializer[Any]):
+    streak = StreakOut()
+    workbooks = WorkbookMasteryOut(many=True)
+
+
+class ResetOut(serializers.Serializer[Any]):
+    cleared = serializers.IntegerField(help_text="Exercises whose solved state was cleared.")
+
+
+class EntryOut(serializers.Serializer[Any]):
+    rank = serializers.IntegerField()
+    username = serializers.CharField()
+    points = serializers.IntegerField()
+    me = serializers.BooleanField()
+
+
+class BoardOut(serializers.Serializer[Any]):
+    scope = serializers.ChoiceField(choices=["global", "cohort"])
+    period = serializers.ChoiceField(choices=["all", "week"])
+    cohort = serializers.IntegerField(allow_null=True)
+    week_starts = serializers.DateField(allow_null=True, help_text="Monday of this week, in `time_zone`.")
+    time_zone = serializers.CharField()
+    ranked = serializers.IntegerField(help_text="Learners with points on this board.")
+    entries = EntryOut(many=True)
+    me = EntryOut(allow_null=True, help_text="Your rank, even outside the top; null with no points yet.")
+    me_hidden = serializers.BooleanField(help_text="You hid yourself from global boards.")
+
+
+class BoardQueryIn(serializers.Serializer[Any]):
+    scope = serializers.ChoiceField(choices=["global", "cohort"], default="global")
+    period = serializers.ChoiceField(choices=["all", "week"], default="all")
+    cohort = serializers.IntegerField(required=False, min_value=1)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["scope"] == "cohort" and "cohort" not in attrs:
+            raise serializers.ValidationError({"cohort": "A cohort board needs `cohort=<id>`."})
+        return attrs
+
+
+class ProfileOut(serializers.Serializer[Any]):
+    time_zone = serializers.CharField(allow_blank=True, help_text="Your setting; blank follows your first cohort.")
+    effective_time_zone = serializers.CharField(help_text="The zone your days are counted in.")
+    on_global_board = serializers.BooleanField()
+
+
+class ProfileIn(serializers.Serializer[Any]):
+    time_zone = serializers.CharField(max_length=64, allow_blank=True, required=False)
+    on_global_board = serializers.BooleanField(required=False)
+
+
+class AssignmentOut(serializers.Serializer[Any]):
+    workbook = serializers.SlugField()
+    title = serializers.CharField()
+    due_on = serializers.DateField(allow_null=True)
+
+
+class AssignmentIn(serializers.Serializer[Any]):
+    workbook = serializers.SlugField()
+    due_on = serializers.DateField(required=False, allow_null=True)
+
+
+class CohortOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    time_zone = serializers.CharField()
+    instructor = serializers.CharField(help_text="The instructor's username.")
+    role = serializers.ChoiceField(choices=["instructor", "member"], help_text="Your place in this cohort.")
+    join_code = serializers.CharField(allow_null=True, help_text="Shown to the cohort's instructor only.")
+    members = serializers.IntegerField()
+    workbooks = AssignmentOut(many=True)
+
+
+class CohortIn(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=120)
+    time_zone = serializers.CharField(max_length=64, default="UTC")
+    workbooks = AssignmentIn(many=True, required=False, default=list)
+
+
+class JoinIn(serializers.Serializer[Any]):
+    code = serializers.CharField(max_length=32, help_text="The cohort's join code; case and dashes do not matter.")
+
+
+class WorkbookCellOut(serializers.Serializer[Any]):
+    workbook = serializers.SlugField()
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField()
+    due_on = serializers.DateField(allow_null=True)
+    overdue = serializers.BooleanField()
+
+
+class LearnerRowOut(serializers.Serializer[Any]):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    workbooks = WorkbookCellOut(many=True)
+    current_streak = serializers.IntegerField()
+    best_streak = serializers.IntegerField()
+    last_active = serializers.DateTimeField(allow_null=True)
+    overdue = serializers.ListField(child=serializers.SlugField())
+
+
+class CohortProgressOut(serializers.Serializer[Any]):
+    cohort = serializers.IntegerField()
+    learners = LearnerRowOut(many=True)
+
+
+class WrongAnswerOut(serializers.Serializer[Any]):
+    answer = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class ExerciseStatsOut(serializers.Serializer[Any]):
+    number = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
+    attempts = serializers.IntegerField(help_text="Graded attempts by the cohort's learners.")
+    learners = serializers.IntegerField(help_text="Learners who attempted or revealed it.")
+    solved = serializers.IntegerField()
+    solve_rate = serializers.FloatField(allow_null=True)
+    median_attempts_to_solve = serializers.FloatField(allow_null=True)
+    reveal_share = serializers.FloatField(allow_null=True, help_text="Share who revealed before solving.")
+    wrong_answers = WrongAnswerOut(many=True)

@@ -1,0 +1,18 @@
+from django.urls import path
+
+from apps.progress import apis
+
+urlpatterns = [
+    path("progress/", apis.ProgressApi.as_view(), name="progress"),
+    path("progress/<slug:slug>/", apis.WorkbookProgressApi.as_view(), name="progress-workbook"),
+    path("progress/<slug:slug>/reset/", apis.WorkbookResetApi.as_view(), name="progress-workbook-reset"),
+    path("streak/", apis.StreakApi.as_view(), name="streak"),
+    path("leaderboard/", apis.LeaderboardApi.as_view(), name="leaderboard"),
+    path("profile/", apis.ProfileApi.as_view(), name="profile"),
+    path("cohorts/", apis.CohortListApi.as_view(), name="cohort-list"),
+    path("cohorts/join/", apis.CohortJoinApi.as_view(), name="cohort-join"),
+    path("cohorts/<int:cohort_id>/", apis.CohortDetailApi.as_view(), name="cohort-detail"),
+    path("cohorts/<int:cohort_id>/membership/", apis.CohortMembershipApi.as_view(), name="cohort-membership"),
+    path("cohorts/<int:cohort_id>/progress/", apis.CohortProgressApi.as_view(), name="cohort-progress"),
+    path("cohorts/<int:cohort_id>/exercises/", apis.CohortExerciseStatsApi.as_view(), name="cohort-exercise-stats"),
+]
