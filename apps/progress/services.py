@@ -373,7 +373,10 @@ def _global_rows_hide(user: User, *, hidden: bool) -> None:
     Score.objects.filter(user=user, board__in=[b for b, _ in rows]).update(hidden=hidden)
     with connection.cursor() as cursor:
         for board, points in rows:
-            cursor.execute(_BUCKET_ADD, [board, points, -1 if hidden else 1])
+            if hidden:
+                cursor.execute(_BUCKET_SUB, [board, points])
+            else:
+                cursor.execute(_BUCKET_ADD, [board, points, 1])
 
 
 def stats_time_zone_refresh(*, user: User) -> None:
