@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from apps.accounts import apis as account_apis
 from apps.accounts import views as account_views
 from apps.exercises import views as exercise_views
+from apps.progress import views as progress_views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
@@ -19,6 +20,11 @@ web: list[URLPattern | URLResolver] = [
     path("signup/", account_views.signup, name="signup"),
     path("login/", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("progress/", progress_views.progress, name="progress"),
+    path("leaderboard/", progress_views.leaderboard, name="leaderboard"),
+    path("cohorts/", progress_views.cohorts, name="cohorts"),
+    path("profile/", progress_views.profile, name="profile"),
+    path("w/<slug:slug>/reset/", progress_views.workbook_reset, name="workbook-reset"),
     path("w/<slug:slug>/", exercise_views.workbook, name="workbook"),
     path("w/<slug:slug>/<str:number>/", exercise_views.exercise, name="exercise"),
 ]

@@ -19,11 +19,13 @@ from apps.exercises.choices import AnswerFormat, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.render import render as render_md
 from apps.exercises.models import Exercise
+from apps.progress import selectors as progress_selectors
 
 
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user if isinstance(request.user, User) else None
-    return render(request, "exercises/home.html", {"workbooks": selectors.workbook_list(user=user)})
+    streak = progress_selectors.streak_get(user=user) if user is not None else None
+    return render(request, "exercises/home.html", {"workbooks": selectors.workbook_list(user=user), "streak": streak})
 
 
 @login_required

@@ -111,6 +111,13 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         assert isinstance(user, User)
         return selectors.cohorts_taught(user=user).annotate(learner_count=Count("memberships", distinct=True))
 
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Cohort | None:
+        # Another instructor's cohort is a 404, as everywhere else (the admin would redirect).
+        found = super().get_object(request, object_id, from_field)
+        if found is None:
+            raise Http404("No such cohort.")
+        return found
+
     def get_fields(self, request: HttpRequest, obj: Cohort | None = None) -> tuple[str, ...]:
         own = ("name", "time_zone") if not request.user.is_superuser else ("name", "instructor", "time_zone")
         return (*own, "join_code", "created_at") if obj else own

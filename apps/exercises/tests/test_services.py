@@ -186,5 +186,5 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     # Solving again changes no streak or score: the statement alone (inside a savepoint).
     with CaptureQueriesContext(connection) as queries:
         services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
-    assert [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]][0].lstrip().startswith("WITH new_attempt AS")
-    assert len([q for q in queries if "SAVEPOINT" not in q["sql"]]) == 1
+    (statement,) = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
+    assert statement.lstrip().startswith("WITH new_attempt AS")

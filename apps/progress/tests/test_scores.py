@@ -176,7 +176,11 @@ def test_week_boards_follow_the_sites_and_the_cohorts_time_zones(
     assert names(early, "2026-11-22T17:00:00+00:00", scope="cohort", cohort_id=tokyo.pk) == ["late"]
     assert names(early, "2026-11-22T14:00:00+00:00", scope="cohort", cohort_id=tokyo.pk) == ["early"]
     result = selectors.leaderboard(
-        user=early, scope="cohort", cohort_id=tokyo.pk, period="week", at=datetime.fromisoformat("2026-11-22T17:00:00+00:00")
+        user=early,
+        scope="cohort",
+        cohort_id=tokyo.pk,
+        period="week",
+        at=datetime.fromisoformat("2026-11-22T17:00:00+00:00"),
     )
     assert str(result.starts) == "2026-11-23" and result.me is None
 

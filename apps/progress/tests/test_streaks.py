@@ -27,7 +27,9 @@ def learner(make_user: Callable[..., User], name: str, tz: str = "") -> User:
     return user
 
 
-def test_consecutive_days_build_a_streak_and_a_gap_breaks_it(make_user: Callable[..., User], clock: Clock, solve: Solve) -> None:
+def test_consecutive_days_build_a_streak_and_a_gap_breaks_it(
+    make_user: Callable[..., User], clock: Clock, solve: Solve
+) -> None:
     user = learner(make_user, "daily", "Europe/Paris")
     clock.set("2026-06-01T08:00:00+00:00")
     assert solve(user, 0)
@@ -49,7 +51,9 @@ def test_consecutive_days_build_a_streak_and_a_gap_breaks_it(make_user: Callable
     assert activity == {date(2026, 6, 1): 2, date(2026, 6, 2): 1, date(2026, 6, 3): 1, date(2026, 6, 6): 1}
 
 
-def test_wrong_answers_and_repeat_solves_do_not_count_a_day(make_user: Callable[..., User], clock: Clock, solve: Solve) -> None:
+def test_wrong_answers_and_repeat_solves_do_not_count_a_day(
+    make_user: Callable[..., User], clock: Clock, solve: Solve
+) -> None:
     user = learner(make_user, "tries", "UTC")
     clock.set("2026-06-01T10:00:00+00:00")
     solve(user, 0)
@@ -61,7 +65,9 @@ def test_wrong_answers_and_repeat_solves_do_not_count_a_day(make_user: Callable[
     assert LearnerStats.objects.get(pk=user.pk).solves == 1
 
 
-def test_tokyo_and_california_each_get_their_own_midnight(make_user: Callable[..., User], clock: Clock, solve: Solve) -> None:
+def test_tokyo_and_california_each_get_their_own_midnight(
+    make_user: Callable[..., User], clock: Clock, solve: Solve
+) -> None:
     tokyo = learner(make_user, "tokyo", "Asia/Tokyo")
     california = learner(make_user, "california", "America/Los_Angeles")
     # 14:30Z is 23:30 in Tokyo (June 1) and 07:30 in California (June 1);
@@ -106,7 +112,9 @@ def test_fall_back_25_hour_day(make_user: Callable[..., User], clock: Clock, sol
     ]
 
 
-def test_moving_west_neither_breaks_nor_double_counts(make_user: Callable[..., User], clock: Clock, solve: Solve) -> None:
+def test_moving_west_neither_breaks_nor_double_counts(
+    make_user: Callable[..., User], clock: Clock, solve: Solve
+) -> None:
     user = learner(make_user, "traveller", "Asia/Tokyo")
     clock.set("2026-06-01T23:00:00+00:00")  # 08:00 June 2 in Tokyo
     solve(user, 0)
@@ -131,7 +139,9 @@ def test_moving_east_keeps_a_streak_alive(make_user: Callable[..., User], clock:
     assert streak(user, "2026-06-01T21:00:00+00:00") == (2, 2)
 
 
-def test_days_default_to_the_first_cohorts_zone_then_the_sites(make_user: Callable[..., User], clock: Clock, solve: Solve) -> None:
+def test_days_default_to_the_first_cohorts_zone_then_the_sites(
+    make_user: Callable[..., User], clock: Clock, solve: Solve
+) -> None:
     teacher = make_user("teacher", role=Role.INSTRUCTOR)
     tokyo = services.cohort_create(instructor=teacher, name="Tokyo", time_zone="Asia/Tokyo")
     paris = services.cohort_create(instructor=teacher, name="Paris", time_zone="Europe/Paris")

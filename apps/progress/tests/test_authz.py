@@ -1,0 +1,224 @@
+"""Who gets what: every progress/cohort endpoint, page and admin view × every kind of caller.
+
+Callers: anonymous, a learner of cohort A, a learner of cohort B, A's instructor, B's instructor,
+an author (content staff, no learner data) and a superuser. Each row says the status each gets;
+object-level refusals are 404s (the object's existence is not confirmed), role refusals 403s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.accounts.models import Role, User
+from apps.exercises.models import Exercise, Workbook
+from apps.exercises.tests.answers import correct_payload, wrong_payload
+from apps.progress import services
+from apps.progress.models import Cohort
+
+pytestmark = pytest.mark.django_db
+
+ACTORS = ("anon", "learner", "outsider", "instructor", "other_instructor", "author", "staff")
+
+
+@dataclass
+class World:
+    users: dict[str, User]
+    a: Cohort
+    b: Cohort
+    exercise: Exercise
+
+    def api(self, actor: str) -> APIClient:
+        client = APIClient()
+        if actor != "anon":
+            token, _ = Token.objects.get_or_create(user=self.users[actor])
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    def web(self, actor: str) -> Client:
+        client = Client()
+        if actor != "anon":
+            client.force_login(self.users[actor])
+        return client
+
+    def fill(self, path: str) -> str:
+        return path.format(
+            a=self.a.pk,
+            b=self.b.pk,
+            learner=self.users["learner"].pk,
+            outsider=self.users["outsider"].pk,
+            code_a=self.a.join_code,
+            exercise=self.exercise.pk,
+        )
+
+
+@pytest.fixture
+def world(make_user: Callable[..., User]) -> World:
+    users = {
+        "learner": make_user("learner"),
+        "outsider": make_user("outsider"),
+        "instructor": make_user("instructor", role=Role.INSTRUCTOR),
+        "other_instructor": make_user("other_instructor", role=Role.INSTRUCTOR),
+        "author": make_user("author", role=Role.AUTHOR),
+        "staff": make_user("staff"),
+    }
+    users["staff"].is_superuser = users["staff"].is_staff = True
+    users["staff"].save()
+    workbook = Workbook.objects.get(slug="transformer-math")
+    a = services.cohort_create(instructor=users["instructor"], name="Cohort A", workbooks=[(workbook, None)])
+    b = services.cohort_create(instructor=users["other_instructor"], name="Cohort B", workbooks=[(workbook, None)])
+    services.cohort_join(user=users["learner"], code=a.join_code)
+    services.cohort_join(user=users["outsider"], code=b.join_code)
+    from apps.exercises import services as exercise_services
+
+    exercise = Exercise.objects.select_related("workbook", "current_version").get(workbook=workbook, number="0.1")
+    for name in ("learner", "outsider"):
+        exercise_services.attempt_create(user=users[name], exercise=exercise, payload=wrong_payload(exercise))
+        exercise_services.attempt_create(user=users[name], exercise=exercise, payload=correct_payload(exercise))
+    return World(users, a, b, exercise)
+
+
+def row(method: str, path: str, body: dict[str, Any] | None = None, **expected: int) -> Any:
+    statuses = tuple(expected[a] for a in ACTORS)
+    return pytest.param(method, path, body, statuses, id=f"{method} {path}")
+
+
+def same(status: int, anon: int = 401) -> dict[str, int]:
+    return {a: (anon if a == "anon" else status) for a in ACTORS}
+
+
+# Object-scoped: A's members and instructor, and superusers.
+A_MEMBERS = dict(anon=401, learner=200, outsider=404, instructor=200, other_instructor=404, author=404, staff=200)
+# A's learners' data: A's instructor and superusers only.
+A_TEACHERS = dict(anon=401, learner=404, outsider=404, instructor=200, other_instructor=404, author=404, staff=200)
+
+API = [
+    row("get", "/api/v1/progress/", **same(200)),
+    row("get", "/api/v1/progress/transformer-math/", **same(200)),
+    row("post", "/api/v1/progress/transformer-math/reset/", **same(200)),
+    row("get", "/api/v1/streak/", **same(200)),
+    row("get", "/api/v1/leaderboard/", **same(200)),
+    row("get", "/api/v1/leaderboard/?scope=cohort&cohort={a}", **A_MEMBERS),
+    row("get", "/api/v1/leaderboard/?scope=cohort&cohort={a}&period=week", **A_MEMBERS),
+    row("get", "/api/v1/profile/", **same(200)),
+    row("patch", "/api/v1/profile/", {"time_zone": "Asia/Tokyo"}, **same(200)),
+    row("get", "/api/v1/cohorts/", **same(200)),
+    row(
+        "post",
+        "/api/v1/cohorts/",
+        {"name": "New", "time_zone": "UTC"},
+        anon=401, learner=403, outsider=403, instructor=201, other_instructor=201, author=403, staff=201,
+    ),  # fmt: skip
+    row("get", "/api/v1/cohorts/{a}/", **A_MEMBERS),
+    row(
+        "post",
+        "/api/v1/cohorts/join/",
+        {"code": "{code_a}"},
+        anon=401, learner=200, outsider=201, instructor=400, other_instructor=201, author=201, staff=201,
+    ),  # fmt: skip
+    row(
+        "delete",
+        "/api/v1/cohorts/{a}/membership/",
+        anon=401, learner=204, outsider=404, instructor=400, other_instructor=404, author=404, staff=204,
+    ),  # fmt: skip
+    row("get", "/api/v1/cohorts/{a}/progress/", **A_TEACHERS),
+    row("get", "/api/v1/cohorts/{a}/exercises/?workbook=transformer-math", **A_TEACHERS),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "statuses"), API)
+def test_api(world: World, method: str, path: str, body: dict[str, Any] | None, statuses: tuple[int, ...]) -> None:
+    got = {}
+    for actor in ACTORS:
+        data = {k: world.fill(v) if isinstance(v, str) else v for k, v in (body or {}).items()}
+        response = getattr(world.api(actor), method)(world.fill(path), data, format="json")
+        got[actor] = response.status_code
+        if response.status_code >= 400:
+            assert set(response.json()) == {"error"}, response.content  # one error shape
+    assert got == dict(zip(ACTORS, statuses, strict=True))
+
+
+LOGIN = 302  # to the login page
+WEB_ALL = dict(anon=LOGIN, learner=200, outsider=200, instructor=200, other_instructor=200, author=200, staff=200)
+# The admin sends non-staff to its login page; staff without access get 403 (list) or 404 (objects).
+ADMIN_LIST = dict(anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=200, other_instructor=200, author=403, staff=200)
+ADMIN_A = dict(anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=200, other_instructor=404, author=404, staff=200)
+
+WEB = [
+    row("get", "/progress/", **WEB_ALL),
+    row("get", "/leaderboard/", **WEB_ALL),
+    row("get", "/leaderboard/?scope=cohort&cohort={a}", **{**WEB_ALL, "outsider": 404, "other_instructor": 404, "author": 404}),
+    row("get", "/cohorts/", **WEB_ALL),
+    row("get", "/profile/", **WEB_ALL),
+    row("get", "/admin/progress/cohort/", **ADMIN_LIST),
+    row("get", "/admin/progress/cohort/{a}/change/", **ADMIN_A),
+    row("get", "/admin/progress/cohort/{a}/progress/", **ADMIN_A),
+    row("get", "/admin/progress/cohort/{a}/progress/?format=csv", **ADMIN_A),
+    row("get", "/admin/progress/cohort/{a}/exercises/", **ADMIN_A),
+    row("get", "/admin/progress/cohort/{a}/exercises/?format=csv", **ADMIN_A),
+    row("get", "/admin/progress/cohort/{a}/learners/{learner}/", **ADMIN_A),
+    # A learner of another cohort, through A's page: nobody sees them there.
+    row(
+        "get",
+        "/admin/progress/cohort/{a}/learners/{outsider}/",
+        **{**ADMIN_A, "instructor": 404, "staff": 404},
+    ),
+    row("get", "/admin/progress/cohort/{a}/delete/", **ADMIN_A),
+    # Raw attempts and content editing stay with superusers and authors.
+    row(
+        "get",
+        "/admin/exercises/attempt/",
+        anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=403, other_instructor=403, author=403, staff=200,
+    ),  # fmt: skip
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "statuses"), WEB)
+def test_pages_and_admin(
+    world: World, method: str, path: str, body: dict[str, Any] | None, statuses: tuple[int, ...]
+) -> None:
+    got = {actor: getattr(world.web(actor), method)(world.fill(path)).status_code for actor in ACTORS}
+    assert got == dict(zip(ACTORS, statuses, strict=True))
+
+
+def test_instructors_list_only_their_own_cohorts(world: World) -> None:
+    page = world.web("instructor").get("/admin/progress/cohort/").content.decode()
+    assert "Cohort A" in page and "Cohort B" not in page
+    assert world.a.join_code in page and world.b.join_code not in page
+    staff = world.web("staff").get("/admin/progress/cohort/").content.decode()
+    assert "Cohort A" in staff and "Cohort B" in staff
+
+
+def test_instructors_cannot_edit_content_or_another_instructors_cohort(world: World) -> None:
+    instructor = world.web("instructor")
+    exercise_url = f"/admin/exercises/exercise/{world.exercise.pk}/change/"
+    assert instructor.get(exercise_url).status_code == 200  # read-only view
+    assert instructor.post(exercise_url, {"chapter": world.exercise.chapter_id}).status_code == 403
+    other = f"/admin/progress/cohort/{world.b.pk}/change/"
+    assert instructor.post(other, {"name": "Taken over", "time_zone": "UTC"}).status_code == 404
+    world.b.refresh_from_db()
+    assert world.b.name == "Cohort B"
+
+
+def test_the_join_code_is_shown_only_to_the_cohorts_instructor(world: World) -> None:
+    learner = world.api("learner").get(f"/api/v1/cohorts/{world.a.pk}/").json()
+    teacher = world.api("instructor").get(f"/api/v1/cohorts/{world.a.pk}/").json()
+    assert learner["join_code"] is None and learner["role"] == "member"
+    assert teacher["join_code"] == world.a.join_code and teacher["role"] == "instructor"
+
+
+def test_learners_see_only_their_own_attempts(world: World) -> None:
+    mine = world.api("learner").get("/api/v1/attempts/").json()
+    users = {a["id"] for a in mine["results"]}
+    from apps.exercises.models import Attempt
+
+    assert users == set(Attempt.objects.filter(user=world.users["learner"]).values_list("pk", flat=True))
+    theirs = Attempt.objects.filter(user=world.users["outsider"]).first()
+    assert theirs is not None
+    assert world.api("learner").get(f"/api/v1/attempts/{theirs.pk}/").status_code == 404

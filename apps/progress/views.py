@@ -1,0 +1,127 @@
+"""Pages: your progress and streak, leaderboards, cohorts (join by code) and your profile.
+
+Plain forms that post back here, so they work without JavaScript; the same services as the API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
+from apps.exercises import selectors as exercise_selectors
+from apps.progress import selectors, services
+
+
+def _user(request: HttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)
+    return user
+
+
+@login_required
+def progress(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    context = {"streak": selectors.streak_get(user=user), "books": selectors.mastery(user=user)}
+    return render(request, "progress/progress.html", context)
+
+
+@login_required
+@require_http_methods(["POST"])
+def workbook_reset(request: HttpRequest, slug: str) -> HttpResponse:
+    workbook = exercise_selectors.workbook_get(slug=slug)
+    cleared = services.workbook_reset(user=_user(request), workbook=workbook)
+    messages.success(request, f"{workbook.title} starts over: {cleared} exercises cleared. Your points stay.")
+    return redirect("web:workbook", slug=slug)
+
+
+class BoardForm(forms.Form):
+    scope = forms.ChoiceField(choices=[("global", "Everyone"), ("cohort", "My cohort")], required=False)
+    period = forms.ChoiceField(choices=[("all", "All time"), ("week", "This week")], required=False)
+    cohort = forms.IntegerField(required=False, min_value=1)
+
+
+@login_required
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = BoardForm(request.GET or None)
+    query: dict[str, Any] = form.cleaned_data if form.is_valid() else {}
+    cohorts = list(selectors.cohort_list(user=user))
+    scope = query.get("scope") or "global"
+    cohort_id = query.get("cohort") or (cohorts[0].pk if cohorts else None)
+    if scope == "cohort" and cohort_id is None:
+        scope = "global"
+    board = selectors.leaderboard(
+        user=user, scope=scope, period=query.get("period") or "all", cohort_id=cohort_id if scope == "cohort" else None
+    )
+    in_top = any(e.me for e in board.entries)
+    context = {"board": board, "cohorts": cohorts, "cohort_id": cohort_id, "in_top": in_top}
+    return render(request, "progress/leaderboard.html", context)
+
+
+class JoinForm(forms.Form):
+    code = forms.CharField(max_length=32, label="Join code", help_text="From your instructor, e.g. ABCD-2345.")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cohorts(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    form = JoinForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "join")
+        try:
+            if action == "leave":
+                cohort = selectors.cohort_get(user=user, cohort_id=int(request.POST.get("cohort", "0") or 0))
+                services.cohort_leave(user=user, cohort=cohort)
+                messages.success(request, f"You left {cohort.name}.")
+                return redirect("web:cohorts")
+            if form.is_valid():
+                cohort, joined = services.cohort_join(user=user, code=form.cleaned_data["code"])
+                text = f"You joined {cohort.name}." if joined else f"You are already in {cohort.name}."
+                messages.success(request, text)
+                return redirect("web:cohorts")
+        except ApplicationError as exc:
+            form.add_error("code", exc.message)
+        status = 400
+    context = {"form": form, "cohorts": list(selectors.cohort_list(user=user))}
+    return render(request, "progress/cohorts.html", context, status=status)
+
+
+class ProfileForm(forms.Form):
+    time_zone = forms.CharField(
+        max_length=64,
+        required=False,
+        help_text="An IANA name such as Europe/Paris or Asia/Tokyo. Blank: your first cohort's, else UTC.",
+    )
+    on_global_board = forms.BooleanField(required=False, label="Show me on the global leaderboard")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    initial = {"time_zone": user.time_zone, "on_global_board": user.on_global_board}
+    form = ProfileForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.profile_update(
+                user=user,
+                time_zone=form.cleaned_data["time_zone"].strip(),
+                on_global_board=form.cleaned_data["on_global_board"],
+            )
+            messages.success(request, "Profile saved.")
+            return redirect("web:profile")
+        except ApplicationError as exc:
+            form.add_error("time_zone", exc.message)
+    status = 400 if form.errors else 200
+    context = {"form": form, "effective": services.effective_time_zone(user)}
+    return render(request, "progress/profile.html", context, status=status)
