@@ -113,19 +113,37 @@ API = [
         "post",
         "/api/v1/cohorts/",
         {"name": "New", "time_zone": "UTC"},
-        anon=401, learner=403, outsider=403, instructor=201, other_instructor=201, author=403, staff=201,
+        anon=401,
+        learner=403,
+        outsider=403,
+        instructor=201,
+        other_instructor=201,
+        author=403,
+        staff=201,
     ),  # fmt: skip
     row("get", "/api/v1/cohorts/{a}/", **A_MEMBERS),
     row(
         "post",
         "/api/v1/cohorts/join/",
         {"code": "{code_a}"},
-        anon=401, learner=200, outsider=201, instructor=400, other_instructor=201, author=201, staff=201,
+        anon=401,
+        learner=200,
+        outsider=201,
+        instructor=400,
+        other_instructor=201,
+        author=201,
+        staff=201,
     ),  # fmt: skip
     row(
         "delete",
         "/api/v1/cohorts/{a}/membership/",
-        anon=401, learner=204, outsider=404, instructor=400, other_instructor=404, author=404, staff=204,
+        anon=401,
+        learner=204,
+        outsider=404,
+        instructor=400,
+        other_instructor=404,
+        author=404,
+        staff=204,
     ),  # fmt: skip
     row("get", "/api/v1/cohorts/{a}/progress/", **A_TEACHERS),
     row("get", "/api/v1/cohorts/{a}/exercises/?workbook=transformer-math", **A_TEACHERS),
@@ -147,13 +165,19 @@ def test_api(world: World, method: str, path: str, body: dict[str, Any] | None, 
 LOGIN = 302  # to the login page
 WEB_ALL = dict(anon=LOGIN, learner=200, outsider=200, instructor=200, other_instructor=200, author=200, staff=200)
 # The admin sends non-staff to its login page; staff without access get 403 (list) or 404 (objects).
-ADMIN_LIST = dict(anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=200, other_instructor=200, author=403, staff=200)
+ADMIN_LIST = dict(
+    anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=200, other_instructor=200, author=403, staff=200
+)
 ADMIN_A = dict(anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=200, other_instructor=404, author=404, staff=200)
 
 WEB = [
     row("get", "/progress/", **WEB_ALL),
     row("get", "/leaderboard/", **WEB_ALL),
-    row("get", "/leaderboard/?scope=cohort&cohort={a}", **{**WEB_ALL, "outsider": 404, "other_instructor": 404, "author": 404}),
+    row(
+        "get",
+        "/leaderboard/?scope=cohort&cohort={a}",
+        **{**WEB_ALL, "outsider": 404, "other_instructor": 404, "author": 404},
+    ),
     row("get", "/cohorts/", **WEB_ALL),
     row("get", "/profile/", **WEB_ALL),
     row("get", "/admin/progress/cohort/", **ADMIN_LIST),
@@ -174,7 +198,13 @@ WEB = [
     row(
         "get",
         "/admin/exercises/attempt/",
-        anon=LOGIN, learner=LOGIN, outsider=LOGIN, instructor=403, other_instructor=403, author=403, staff=200,
+        anon=LOGIN,
+        learner=LOGIN,
+        outsider=LOGIN,
+        instructor=403,
+        other_instructor=403,
+        author=403,
+        staff=200,
     ),  # fmt: skip
 ]
 
