@@ -147,6 +147,14 @@ def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Pat
             assert response.status_code == 202
             assert (response.json()["status"], response.json()["outcome"]) == ("graded", "passed"), response.json()
             assert response.json()["state"]["solved"] is True
+            # Streak, points and the demo cohort's board, on SQLite too.
+            auth = {"Authorization": f"Token {token}"}
+            streak = client.get("/api/v1/streak/", headers=auth).json()
+            assert (streak["current"], streak["solves"]) == (1, 2), streak
+            (cohort,) = client.get("/api/v1/cohorts/", headers=auth).json()
+            board = client.get(f"/api/v1/leaderboard/?scope=cohort&cohort={cohort['id']}", headers=auth).json()
+            assert board["me"]["rank"] == 1 and board["me"]["points"] == streak["points"] > 0
+            assert client.get("/api/v1/leaderboard/?period=week", headers=auth).json()["me"]["rank"] == 1
             assert "Transformer Math" in client.get("/").text
     finally:
         server.terminate()

@@ -200,3 +200,29 @@ def test_instructor_sees_progress_and_statistics(
     assert first["attempts"] == 4 and first["learners"] == 2 and first["solved"] == 1
     assert first["solve_rate"] == 0.5 and first["median_attempts_to_solve"] == 3 and first["reveal_share"] == 0.5
     assert sum(w["count"] for w in first["wrong_answers"]) == 3
+
+
+def test_the_openapi_schema_types_every_progress_and_cohort_operation(api: APIClient) -> None:
+    schema = api.get("/api/schema/?format=json").json()
+    expected = {
+        ("/api/v1/progress/", "get"): "Progress",
+        ("/api/v1/progress/{slug}/", "get"): "WorkbookMastery",
+        ("/api/v1/progress/{slug}/reset/", "post"): "Reset",
+        ("/api/v1/streak/", "get"): "Streak",
+        ("/api/v1/leaderboard/", "get"): "Board",
+        ("/api/v1/profile/", "get"): "Profile",
+        ("/api/v1/profile/", "patch"): "Profile",
+        ("/api/v1/cohorts/", "post"): "Cohort",
+        ("/api/v1/cohorts/join/", "post"): "Cohort",
+        ("/api/v1/cohorts/{cohort_id}/", "get"): "Cohort",
+        ("/api/v1/cohorts/{cohort_id}/progress/", "get"): "CohortProgress",
+    }
+    for (path, method), component in expected.items():
+        responses = schema["paths"][path][method]["responses"]
+        ok = responses.get("200") or responses.get("201")
+        assert ok["content"]["application/json"]["schema"]["$ref"].endswith(f"/{component}Out"), (path, method)
+    stats = schema["paths"]["/api/v1/cohorts/{cohort_id}/exercises/"]["get"]["responses"]["200"]
+    assert stats["content"]["application/json"]["schema"]["items"]["$ref"].endswith("/ExerciseStatsOut")
+    for path, component in (("/api/v1/cohorts/", "CohortIn"), ("/api/v1/cohorts/join/", "JoinIn")):
+        body = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body["$ref"].rsplit("/", 1)[1].startswith(component), body

@@ -5,6 +5,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.accounts import services
 from apps.accounts.models import Role, User
+from apps.exercises.models import Workbook
+from apps.progress import services as progress_services
+from apps.progress.models import Cohort
+
+DEMO_COHORT = "Demo cohort"
 
 # Local demo accounts for `make run`. Refused outside DEBUG so they can never reach production.
 DEMO = [
@@ -33,4 +38,21 @@ class Command(BaseCommand):
                 user.save(update_fields=["is_superuser"])
             services.user_set_role(user=user, role=role)
             self.stdout.write(f"  {role:<10} username={username}  password={password}")
+        cohort = self._demo_cohort()
+        if cohort is not None:
+            self.stdout.write(f"Demo cohort {cohort.name!r} (join code {cohort.join_code}); the student is in it.")
         self.stdout.write("Open http://127.0.0.1:8000/ (admin at /admin/, API docs at /api/docs/).")
+
+    def _demo_cohort(self) -> Cohort | None:
+        """The instructor's demo cohort with every workbook assigned and the student in it."""
+        instructor = User.objects.get(username="instructor")
+        cohort = Cohort.objects.filter(instructor=instructor, name=DEMO_COHORT).first()
+        if cohort is None:
+            workbooks = [(w, None) for w in Workbook.objects.filter(is_published=True)]
+            if not workbooks:
+                return None
+            cohort = progress_services.cohort_create(
+                instructor=instructor, name=DEMO_COHORT, time_zone="UTC", workbooks=workbooks
+            )
+        progress_services.cohort_join(user=User.objects.get(username="student"), code=cohort.join_code)
+        return cohort
