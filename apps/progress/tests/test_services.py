@@ -49,3 +49,50 @@ def test_concurrent_correct_attempts_solve_once(make_user: Callable[..., User]) 
     assert progress.attempts == 8
     assert Attempt.objects.filter(user=user).count() == 8
     assert [progress.first_solve_attempt_id] == solver
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_solves_keep_boards_and_streaks_exact(make_user: Callable[..., User]) -> None:
+    """Eight learners each solve three exercises at once: no deadlock, no lost update; the
+    incremental boards equal a rebuild and each learner's stats count three solves."""
+    from django.core.management import call_command
+
+    from apps.exercises.tests.answers import correct_payload
+    from apps.progress.models import LearnerStats, Score, ScoreBucket
+    from apps.progress.services import scores_rebuild
+    from apps.progress.tests.conftest import gradable
+
+    call_command("sync_content", "--workbook", "transformer-math", verbosity=0)
+    exercises = gradable()[:3]
+    users = [make_user(f"racer{i}") for i in range(8)]
+    barrier = threading.Barrier(len(users))
+    errors: list[BaseException] = []
+
+    def run(user: User) -> None:
+        try:
+            barrier.wait()
+            for exercise in exercises:
+                services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run, args=(u,)) for u in users]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    worth = sum(10 * e.difficulty for e in exercises)
+    assert set(LearnerStats.objects.values_list("solves", "points", "current_streak")) == {(3, worth, 1)}
+    incremental = (
+        set(Score.objects.values_list("board", "user_id", "points")),
+        set(ScoreBucket.objects.filter(learners__gt=0).values_list("board", "points", "learners")),
+    )
+    assert ("all", worth, 8) in incremental[1]
+    scores_rebuild()
+    assert incremental == (
+        set(Score.objects.values_list("board", "user_id", "points")),
+        set(ScoreBucket.objects.filter(learners__gt=0).values_list("board", "points", "learners")),
+    )
