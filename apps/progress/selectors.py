@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -166,43 +166,52 @@ def leaderboard(
         cohort = cohort_get(user=user, cohort_id=cohort_id)
         return _cohort_board(cohort, user, period, limit, at)
     board = GLOBAL_ALL if period == "all" else global_week_board(at)
-    rows = list(
+    entries = board_top(board=board, user_id=user.pk, limit=limit)
+    own = board_rank(board=board, user=user)
+    mine = next((e for e in entries if e.me), None) or own.entry
+    starts = None if period == "all" else _week_label(board)
+    return Board("global", period, None, starts, settings.TIME_ZONE, entries, mine, own.hidden, own.ranked)
+
+
+def board_top(*, board: str, user_id: int, limit: int = 50) -> list[Entry]:
+    """The top of a global board: one range scan of the ``score_board_rank`` index."""
+    rows = (
         Score.objects.filter(board=board, hidden=False)
         .order_by("-points", "reached_at", "user_id")
         .values_list("user_id", "user__username", "points")[:limit]
     )
-    entries = [Entry(i + 1, uid, name, pts, uid == user.pk) for i, (uid, name, pts) in enumerate(rows)]
-    mine = next((e for e in entries if e.me), None)
-    ranked, me_hidden = 0, False
-    own = Score.objects.filter(board=board, user=user).values_list("points", "reached_at", "hidden").first()
-    if own is not None and own[2]:
-        me_hidden = True
-    buckets = ScoreBucket.objects.filter(board=board).aggregate(
-        total=Sum("learners"), above=Sum("learners", filter=Q(points__gt=own[0] if own else 0))
-    )
-    ranked = buckets["total"] or 0
-    if own is not None and not me_hidden and mine is None:
-        mine = Entry(
-            (buckets["above"] or 0) + _ties_ahead(board, own[0], own[1], user.pk) + 1,
-            user.pk,
-            user.username,
-            own[0],
-            True,
-        )
-    starts = None if period == "all" else _week_label(board)
-    return Board("global", period, None, starts, settings.TIME_ZONE, entries, mine, me_hidden, ranked)
+    return [Entry(i + 1, uid, name, pts, uid == user_id) for i, (uid, name, pts) in enumerate(rows)]
 
 
-_TIES_AHEAD = f"""
-SELECT count(*) FROM {Score._meta.db_table}
-WHERE board = %s AND points = %s AND NOT hidden AND (reached_at < %s OR (reached_at = %s AND user_id < %s))
-"""  # noqa: S608 - names are ours
+@dataclass(frozen=True)
+class OwnRank:
+    entry: Entry | None
+    hidden: bool
+    ranked: int
 
 
-def _ties_ahead(board: str, points: int, reached_at: datetime, user_id: int) -> int:
+_S, _B = Score._meta.db_table, ScoreBucket._meta.db_table
+# One statement: the learners on scores above mine (a sum over the board's buckets, ~100 rows
+# whatever the learner count) plus those tied with me who got there first (an index range).
+_OWN_RANK = f"""
+SELECT me.points, me.hidden,
+    (SELECT COALESCE(SUM(b.learners), 0) FROM {_B} b WHERE b.board = %(board)s AND b.points > me.points)
+    + (SELECT COUNT(*) FROM {_S} s
+       WHERE s.board = %(board)s AND s.points = me.points AND NOT s.hidden
+         AND (s.reached_at < me.reached_at OR (s.reached_at = me.reached_at AND s.user_id < me.user_id))) + 1,
+    (SELECT COALESCE(SUM(b.learners), 0) FROM {_B} b WHERE b.board = %(board)s)
+FROM (SELECT 1 AS one) AS one LEFT JOIN {_S} me ON me.board = %(board)s AND me.user_id = %(user)s
+"""  # noqa: S608 - names are ours, values are parameters
+
+
+def board_rank(*, board: str, user: User) -> OwnRank:
+    """The caller's rank on a global board, even far outside the top: one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(_TIES_AHEAD, [board, points, reached_at, reached_at, user_id])
-        return int(cursor.fetchone()[0])
+        cursor.execute(_OWN_RANK, {"board": board, "user": user.pk})
+        points, hidden, rank, ranked = cursor.fetchone()
+    if points is None or hidden:
+        return OwnRank(None, bool(hidden), int(ranked))
+    return OwnRank(Entry(int(rank), user.pk, user.username, int(points), True), False, int(ranked))
 
 
 def _cohort_board(cohort: Cohort, user: User, period: str, limit: int, at: datetime) -> Board:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -411,7 +412,7 @@ def cohort_create(
     instructor: User,
     name: str,
     time_zone: str = "UTC",
-    workbooks: list[tuple[Workbook, date | None]] | None = None,
+    workbooks: Sequence[tuple[Workbook, date | None]] = (),
 ) -> Cohort:
     if not can_teach(instructor):
         raise ApplicationError("Only instructors create cohorts.", code="permission_denied", status_code=403)
@@ -429,7 +430,7 @@ def cohort_create(
             continue
     else:  # pragma: no cover - five collisions in a row
         raise ApplicationError("Could not allocate a join code; try again.", code="try_again", status_code=503)
-    for workbook, due_on in workbooks or []:
+    for workbook, due_on in workbooks:
         cohort_assign(cohort=cohort, workbook=workbook, due_on=due_on)
     logger.info("cohort created", extra={"user_id": instructor.pk, "cohort_id": cohort.pk})
     return cohort
