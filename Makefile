@@ -55,6 +55,7 @@ services-stop:
 bench: venv-dev services sandbox-image
 	$(TEST_ENV) $(PY) bench/grading_api.py
 	$(TEST_ENV) $(PY) bench/sandbox.py
+	$(TEST_ENV) $(PY) bench/leaderboard.py
 
 clean:
 	bash scripts/services.sh stop || true
