@@ -90,6 +90,25 @@ WITH new_attempt AS (
 SELECT new_attempt.id, progress.* FROM new_attempt, progress
 """  # noqa: S608 - table and column names are ours, values are parameters
 
+# The same, for a correct answer, guarded: it writes only if the attempt does not complete the
+# exercise (already solved, or one part of several), judged under the progress row's lock. It
+# returns no row otherwise, and the caller records the completing attempt in a transaction with
+# the streak and scores. Re-answering a solved exercise thus stays one round trip.
+_IF_NOT_COMPLETING = f"""
+WITH cur AS (
+    SELECT solved_at, parts_solved FROM {_PROGRESS} WHERE user_id = %s AND exercise_id = %s FOR UPDATE
+), go AS (
+    SELECT 1 WHERE NOT COALESCE((SELECT solved_at IS NULL AND (parts_solved | %s) = %s FROM cur), %s = %s)
+), new_attempt AS (
+    INSERT INTO {_ATTEMPT} (user_id, exercise_id, version_id, part, status, raw, parsed, verdict, outcome, score,
+                            feedback, details, created_at)
+    SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s FROM go
+    RETURNING id, created_at
+)"""  # noqa: S608
+_INSERT_ATTEMPT_IF_NOT_COMPLETING = (
+    _IF_NOT_COMPLETING + _INSERT_ATTEMPT_AND_RECORD.split("RETURNING id, created_at\n)", 1)[1]
+)
+
 
 def progress_lock(*, user: User, exercise: Exercise) -> ExerciseProgress:
     """The learner's row for this exercise, created if needed and locked for the transaction."""
@@ -124,6 +143,10 @@ def attempt_record(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) -
     if bit == 0:
         # A wrong answer changes no streak or score: one statement, atomic on its own.
         return _run_record(attempt, workbook_id, _INSERT_ATTEMPT_AND_RECORD, params, saved=False)
+    guard = [attempt.user_id, attempt.exercise_id, bit, all_parts, bit, all_parts]
+    recorded = _try_record(attempt, workbook_id, _INSERT_ATTEMPT_IF_NOT_COMPLETING, guard + params, saved=False)
+    if recorded is not None:
+        return recorded
     with transaction.atomic():
         return _run_record(attempt, workbook_id, _INSERT_ATTEMPT_AND_RECORD, params, saved=False)
 
@@ -143,9 +166,19 @@ def attempt_count(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) ->
 def _run_record(
     attempt: Attempt, workbook_id: int, sql: str, params: list[Any], *, saved: bool
 ) -> tuple[ExerciseProgress, bool]:
+    recorded = _try_record(attempt, workbook_id, sql, params, saved=saved)
+    assert recorded is not None
+    return recorded
+
+
+def _try_record(
+    attempt: Attempt, workbook_id: int, sql: str, params: list[Any], *, saved: bool
+) -> tuple[ExerciseProgress, bool] | None:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
+    if row is None:
+        return None
     if not saved:
         attempt.pk, row = row[0], row[1:]
         attempt._state.adding = False
