@@ -91,12 +91,14 @@ SELECT new_attempt.id, progress.* FROM new_attempt, progress
 """  # noqa: S608 - table and column names are ours, values are parameters
 
 # The same, for a correct answer, guarded: it writes only if the attempt does not complete the
-# exercise (already solved, or one part of several), judged under the progress row's lock. It
-# returns no row otherwise, and the caller records the completing attempt in a transaction with
-# the streak and scores. Re-answering a solved exercise thus stays one round trip.
+# exercise (already solved, or one part of several) and returns no row otherwise; the caller then
+# records the completing attempt in a transaction with the streak and scores. Re-answering a
+# solved exercise thus stays one round trip. The guard reads without a lock, so its upsert is
+# given an impossible "all parts" (-1) and can never complete an exercise itself: if a reset
+# slips in between, the attempt is counted and the next correct answer completes it.
 _IF_NOT_COMPLETING = f"""
 WITH cur AS (
-    SELECT solved_at, parts_solved FROM {_PROGRESS} WHERE user_id = %s AND exercise_id = %s FOR UPDATE
+    SELECT solved_at, parts_solved FROM {_PROGRESS} WHERE user_id = %s AND exercise_id = %s
 ), go AS (
     SELECT 1 WHERE NOT COALESCE((SELECT solved_at IS NULL AND (parts_solved | %s) = %s FROM cur), %s = %s)
 ), new_attempt AS (
@@ -144,7 +146,8 @@ def attempt_record(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) -
         # A wrong answer changes no streak or score: one statement, atomic on its own.
         return _run_record(attempt, workbook_id, _INSERT_ATTEMPT_AND_RECORD, params, saved=False)
     guard = [attempt.user_id, attempt.exercise_id, bit, all_parts, bit, all_parts]
-    recorded = _try_record(attempt, workbook_id, _INSERT_ATTEMPT_IF_NOT_COMPLETING, guard + params, saved=False)
+    never = [*params[:-4], -1, -1, -1, -1]  # the upsert's "all parts": it cannot complete
+    recorded = _try_record(attempt, workbook_id, _INSERT_ATTEMPT_IF_NOT_COMPLETING, guard + never, saved=False)
     if recorded is not None:
         return recorded
     with transaction.atomic():
