@@ -80,6 +80,9 @@ class MembershipInline(OwnCohortOnly, admin.TabularInline[Membership, Cohort]):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Membership]:
+        return super().get_queryset(request).select_related("user")
+
     @admin.display(description="Learner")
     def learner(self, obj: Membership) -> str:
         url = reverse("admin:progress_cohort_learner", args=[obj.cohort_id, obj.user_id])
@@ -148,6 +151,13 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
             created.created_at,
         )
         obj._state.adding = False
+
+    def delete_model(self, request: HttpRequest, obj: Cohort) -> None:
+        services.cohort_delete(cohort=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Cohort]) -> None:
+        for cohort in queryset:
+            services.cohort_delete(cohort=cohort)
 
     @admin.display(description="Learners", ordering="learner_count")
     def learners(self, obj: Cohort) -> int:

@@ -21,7 +21,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.exercises.choices import AttemptStatus, ExerciseKind, Verdict
+from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Exercise, Workbook
 from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, Score, ScoreBucket
@@ -113,8 +113,12 @@ def streak_get(*, user: User, at: datetime | None = None) -> Streak:
         return Streak(0, 0, False, None, user.time_zone or settings.TIME_ZONE, 0, 0)
     current, best, last_day, tz_name, solves, points = found
     today = (at or timezone.now()).astimezone(ZoneInfo(tz_name)).date()
-    alive = last_day is not None and last_day >= today - timedelta(days=1)
-    return Streak(current if alive else 0, best, last_day == today, last_day, tz_name, solves, points)
+    return Streak(_alive(current, last_day, today), best, last_day == today, last_day, tz_name, solves, points)
+
+
+def _alive(current: int, last_day: date | None, today: date) -> int:
+    """A streak whose last day is before yesterday is broken: it reads as 0."""
+    return current if last_day is not None and last_day >= today - timedelta(days=1) else 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -371,10 +375,7 @@ def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list
             overdue = a.due_on is not None and today > a.due_on and done < total
             cells.append(WorkbookCell(a.workbook.slug, done, total, a.due_on, overdue))
         s = stats.get(uid)
-        current = 0
-        if s is not None and s.last_day is not None:
-            learner_today = at.astimezone(ZoneInfo(s.time_zone)).date()
-            current = s.current_streak if s.last_day >= learner_today - timedelta(days=1) else 0
+        current = _alive(s.current_streak, s.last_day, at.astimezone(ZoneInfo(s.time_zone)).date()) if s else 0
         result.append(
             LearnerRow(uid, username, cells, current, s.best_streak if s else 0, last_active.get(uid), joined_at)
         )
@@ -477,7 +478,3 @@ def learner_attempts(*, cohort: Cohort, user_id: int, limit: int = 500) -> tuple
         Attempt.objects.filter(user=learner).select_related("exercise__workbook").order_by("-created_at", "-id")[:limit]
     )
     return learner, qs
-
-
-def all_kinds() -> list[str]:
-    return list(ExerciseKind.values)

@@ -526,6 +526,17 @@ def _cohort_scores_backfill(cohort: Cohort, user: User) -> None:
 
 
 @transaction.atomic
+def cohort_delete(*, cohort: Cohort) -> None:
+    """Delete a cohort, its memberships and its weekly boards (learners' progress stays)."""
+    members = list(User.objects.filter(memberships__cohort=cohort))
+    Score.objects.filter(board__startswith=f"cohort:{cohort.pk}:").delete()
+    cohort.delete()
+    for user in members:
+        stats_time_zone_refresh(user=user)
+    logger.info("cohort deleted", extra={"cohort_id": cohort.pk})
+
+
+@transaction.atomic
 def cohort_leave(*, user: User, cohort: Cohort) -> None:
     Membership.objects.filter(cohort=cohort, user=user).delete()
     Score.objects.filter(user=user, board__startswith=f"cohort:{cohort.pk}:").delete()

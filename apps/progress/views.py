@@ -10,7 +10,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -80,7 +80,10 @@ def cohorts(request: HttpRequest) -> HttpResponse:
         action = request.POST.get("action", "join")
         try:
             if action == "leave":
-                cohort = selectors.cohort_get(user=user, cohort_id=int(request.POST.get("cohort", "0") or 0))
+                raw_id = request.POST.get("cohort", "")
+                if not raw_id.isdigit():
+                    raise Http404("No such cohort.")
+                cohort = selectors.cohort_get(user=user, cohort_id=int(raw_id))
                 services.cohort_leave(user=user, cohort=cohort)
                 messages.success(request, f"You left {cohort.name}.")
                 return redirect("web:cohorts")

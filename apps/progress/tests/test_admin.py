@@ -113,3 +113,17 @@ def test_an_instructor_creates_a_cohort_in_the_admin(make_user: Callable[..., Us
     cohort = Cohort.objects.get(name="Admin made")
     assert cohort.instructor == teacher and cohort.time_zone == "Asia/Tokyo" and len(cohort.join_code) == 8
     assert list(cohort.assignments.values_list("due_on", flat=True)) == [date(2027, 1, 15)]
+
+
+def test_deleting_a_cohort_takes_its_boards_and_keeps_progress(cohort: Cohort) -> None:
+    from apps.progress.models import ExerciseProgress, Membership, Score
+
+    alice = User.objects.get(username="alice")
+    assert Score.objects.filter(board__startswith=f"cohort:{cohort.pk}:").exists()
+    solved = ExerciseProgress.objects.filter(user=alice, solved_at__isnull=False).count()
+    response = instructor_client(cohort).post(f"/admin/progress/cohort/{cohort.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Cohort.objects.filter(pk=cohort.pk).exists() and not Membership.objects.exists()
+    assert not Score.objects.filter(board__startswith=f"cohort:{cohort.pk}:").exists()
+    assert Score.objects.filter(user=alice, board="all").exists()
+    assert ExerciseProgress.objects.filter(user=alice, solved_at__isnull=False).count() == solved == 3
