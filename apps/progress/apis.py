@@ -14,7 +14,10 @@ from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.core.serializers import represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
+from apps.exercises import apis as exercise_apis
 from apps.exercises import selectors as exercise_selectors
+from apps.exercises.apis import counts_dict
+from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ErrorOut
 from apps.progress import selectors, services
 from apps.progress.models import Cohort
@@ -35,10 +38,9 @@ from apps.progress.serializers import (
 )
 
 ERRORS = {
+    **exercise_apis.ERRORS,
     400: OpenApiResponse(ErrorOut, description="Invalid input (explained)."),
-    401: OpenApiResponse(ErrorOut, description="Not authenticated."),
     403: OpenApiResponse(ErrorOut, description="Not allowed for your role."),
-    404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
 }
 
 
@@ -51,25 +53,17 @@ def _user(request: Request) -> User:
 # ---- dict builders, shared with the web views ----------------------------------------------------
 
 
-def _kinds(m: selectors.Mastery) -> list[dict[str, Any]]:
-    return [{"kind": k, "solved": t.solved, "total": t.total} for k, t in m.by_kind.items()]
+def _counts(m: selectors.Mastery) -> dict[str, Any]:
+    by_kind = [{"kind": k, "solved": c.solved, "total": c.total} for k, c in m.by_kind.items()]
+    return {**counts_dict(m.tally), "by_kind": by_kind}
 
 
 def mastery_dict(m: selectors.Mastery) -> dict[str, Any]:
     return {
         "slug": m.key,
         "title": m.title,
-        **{"solved": m.tally.solved, "total": m.tally.total, "percent": m.tally.percent},
-        "by_kind": _kinds(m),
-        "chapters": [
-            {
-                "number": int(c.key),
-                "title": c.title,
-                **{"solved": c.tally.solved, "total": c.tally.total, "percent": c.tally.percent},
-                "by_kind": _kinds(c),
-            }
-            for c in m.chapters
-        ],
+        **_counts(m),
+        "chapters": [{"number": int(c.key), "title": c.title, **_counts(c)} for c in m.chapters],
     }
 
 
@@ -303,14 +297,7 @@ def learner_row_dict(r: selectors.LearnerRow) -> dict[str, Any]:
         "user_id": r.user_id,
         "username": r.username,
         "workbooks": [
-            {
-                "workbook": c.slug,
-                "solved": c.solved,
-                "total": c.total,
-                "percent": c.percent,
-                "due_on": c.due_on,
-                "overdue": c.overdue,
-            }
+            {"workbook": c.slug, **counts_dict(Counts(c.total, c.solved)), "due_on": c.due_on, "overdue": c.overdue}
             for c in r.cells
         ],
         "current_streak": r.current_streak,

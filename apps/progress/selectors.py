@@ -24,6 +24,7 @@ from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.exercises.selectors import Counts
 from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, Score, ScoreBucket
 from apps.progress.services import GLOBAL_ALL, cohort_week_board, global_week_board, week_start
 
@@ -33,31 +34,26 @@ from apps.progress.services import GLOBAL_ALL, cohort_week_board, global_week_bo
 
 
 @dataclass
-class Tally:
-    solved: int = 0
-    total: int = 0
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.solved / self.total) if self.total else 0
-
-
-@dataclass
 class Mastery:
     """Solved out of total for a workbook or chapter, with the split by kind."""
 
     key: str
     title: str
-    tally: Tally = field(default_factory=Tally)
-    by_kind: dict[str, Tally] = field(default_factory=dict)
     chapters: list[Mastery] = field(default_factory=list)
+    kinds: dict[str, list[int]] = field(default_factory=dict, repr=False)  # kind: [solved, total]
 
     def add(self, kind: str, solved: bool) -> None:
-        self.tally.total += 1
-        self.tally.solved += solved
-        kind_tally = self.by_kind.setdefault(kind, Tally())
-        kind_tally.total += 1
-        kind_tally.solved += solved
+        pair = self.kinds.setdefault(kind, [0, 0])
+        pair[0] += solved
+        pair[1] += 1
+
+    @property
+    def by_kind(self) -> dict[str, Counts]:
+        return {kind: Counts(total, solved) for kind, (solved, total) in self.kinds.items()}
+
+    @property
+    def tally(self) -> Counts:
+        return Counts(sum(t for _, t in self.kinds.values()), sum(s for s, _ in self.kinds.values()))
 
 
 def mastery(*, user: User, workbook: Workbook | None = None) -> list[Mastery]:
@@ -312,7 +308,7 @@ class WorkbookCell:
 
     @property
     def percent(self) -> int:
-        return round(100 * self.solved / self.total) if self.total else 0
+        return Counts(self.total, self.solved).percent
 
 
 @dataclass(frozen=True)

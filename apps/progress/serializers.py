@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.exercises.choices import ExerciseKind
+from apps.exercises.serializers import ProgressCountsOut
 
 
 class KindTallyOut(serializers.Serializer[Any]):
@@ -15,22 +16,18 @@ class KindTallyOut(serializers.Serializer[Any]):
     total = serializers.IntegerField()
 
 
-class ChapterMasteryOut(serializers.Serializer[Any]):
+class MasteryCountsOut(ProgressCountsOut):
+    by_kind = KindTallyOut(many=True)
+
+
+class ChapterMasteryOut(MasteryCountsOut):
     number = serializers.IntegerField()
     title = serializers.CharField()
-    solved = serializers.IntegerField()
-    total = serializers.IntegerField()
-    percent = serializers.IntegerField()
-    by_kind = KindTallyOut(many=True)
 
 
-class WorkbookMasteryOut(serializers.Serializer[Any]):
+class WorkbookMasteryOut(MasteryCountsOut):
     slug = serializers.SlugField()
     title = serializers.CharField()
-    solved = serializers.IntegerField()
-    total = serializers.IntegerField()
-    percent = serializers.IntegerField()
-    by_kind = KindTallyOut(many=True)
     chapters = ChapterMasteryOut(many=True)
 
 
@@ -127,11 +124,8 @@ class JoinIn(serializers.Serializer[Any]):
     code = serializers.CharField(max_length=32, help_text="The cohort's join code; case and dashes do not matter.")
 
 
-class WorkbookCellOut(serializers.Serializer[Any]):
+class WorkbookCellOut(ProgressCountsOut):
     workbook = serializers.SlugField()
-    solved = serializers.IntegerField()
-    total = serializers.IntegerField()
-    percent = serializers.IntegerField()
     due_on = serializers.DateField(allow_null=True)
     overdue = serializers.BooleanField()
 
