@@ -219,7 +219,7 @@ class CohortListApi(APIView):
     @extend_schema(operation_id="cohorts_list", responses={200: CohortOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
         user = _user(request)
-        cohorts = list(selectors.cohort_list(user=user).prefetch_related("assignments__workbook"))
+        cohorts = list(selectors.cohort_list(user=user))
         return Response(represent_many(CohortOut, [cohort_dict(c, user) for c in cohorts]))
 
     @extend_schema(

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.http import Http404
 from django.utils import timezone
 
@@ -247,6 +247,7 @@ def cohort_list(*, user: User) -> QuerySet[Cohort]:
         .distinct()
         .select_related("instructor")
         .annotate(member_count=Count("memberships", distinct=True))
+        .prefetch_related(ASSIGNED)
         .order_by("name", "id")
     )
 
@@ -278,8 +279,14 @@ def cohorts_taught(*, user: User) -> QuerySet[Cohort]:
     return qs.select_related("instructor").annotate(member_count=Count("memberships", distinct=True))
 
 
+ASSIGNED = Prefetch("assignments", queryset=CohortWorkbook.objects.select_related("workbook"))
+
+
 def assignments(*, cohort: Cohort) -> list[CohortWorkbook]:
-    return list(cohort.assignments.select_related("workbook").order_by("workbook__position", "workbook__slug"))
+    """The cohort's workbooks in workbook order; fetched once per cohort (cohort_list fetches
+    them for every cohort it lists in one query)."""
+    prefetch_related_objects([cohort], ASSIGNED)  # no query when they are already fetched
+    return list(cohort.assignments.all())
 
 
 def members(*, cohort: Cohort) -> list[User]:

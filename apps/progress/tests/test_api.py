@@ -142,6 +142,36 @@ def test_an_instructor_creates_a_cohort_and_learners_join_list_and_leave(
     assert api.get(f"/api/v1/cohorts/{cohort.pk}/").status_code == 404
 
 
+def test_listing_cohorts_costs_the_same_queries_for_one_or_many(
+    student: User, api: APIClient, make_user: Callable[..., User]
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.exercises.models import Workbook
+
+    teacher = make_user("teacher", role=Role.INSTRUCTOR)
+    workbook = Workbook.objects.get(slug="transformer-math")
+
+    def listing_queries() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert api.get("/api/v1/cohorts/").status_code == 200
+        return len(queries)
+
+    services.cohort_join(
+        user=student,
+        code=services.cohort_create(instructor=teacher, name="One", workbooks=[(workbook, None)]).join_code,
+    )
+    one = listing_queries()
+    for name in ("Two", "Three"):
+        services.cohort_join(
+            user=student,
+            code=services.cohort_create(instructor=teacher, name=name, workbooks=[(workbook, None)]).join_code,
+        )
+    assert listing_queries() == one
+    assert [len(c["workbooks"]) for c in api.get("/api/v1/cohorts/").json()] == [1, 1, 1]
+
+
 def test_a_bad_cohort_is_refused_whole(make_user: Callable[..., User]) -> None:
     teacher = client_for(make_user("teacher", role=Role.INSTRUCTOR))
     for body in (
