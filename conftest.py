@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache as django_cache
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import setup_databases
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
+from apps.sandbox.runner import DockerRunner
 from apps.sandbox.selectors import READY_KEY
+from apps.sandbox.tests.worker import WorkerProcess, start_worker, worker_env
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
-    """Load the real workbooks once per session; each test runs in a rolled-back transaction."""
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any, request: pytest.FixtureRequest) -> None:
+    """Load the real workbooks once per session; each test runs in a rolled-back transaction.
+
+    pytest-django sets up only the databases that the session's tests ask for through ``db``. The
+    browser tests ask for none (what they write must commit), so when they run alone the test
+    database is set up here, kept as ``--reuse-db`` keeps it.
+    """
     with django_db_blocker.unblock():
+        if not str(connection.settings_dict["NAME"]).startswith("test_"):
+            setup_databases(
+                verbosity=0, interactive=False, keepdb=not request.config.getvalue("create_db"), aliases={"default"}
+            )
         call_command("sync_content", verbosity=0)
 
 
@@ -79,3 +94,24 @@ def api(student: User) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture(scope="session")
+def sandbox_image() -> str:
+    """The image ``make test`` built. Missing is a failure, never a skip."""
+    runner = DockerRunner(settings.SANDBOX_IMAGE)
+    assert runner.image_present(), f"{settings.SANDBOX_IMAGE} is missing: run deploy/sandbox/build-sandbox-image.sh"
+    return str(settings.SANDBOX_IMAGE)
+
+
+@pytest.fixture(scope="session")
+def sandbox_worker(
+    django_db_setup: None, sandbox_image: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[WorkerProcess]:
+    worker = start_worker(worker_env(), tmp_path_factory.mktemp("worker") / "worker.log", "sandbox-test")
+    yield worker
+    worker.proc.terminate()
+    try:
+        worker.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        worker.kill_hard()

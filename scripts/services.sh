@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Starts (or stops) the throwaway PostgreSQL and Redis that `make test` and `make bench` use.
+# Starts (or stops) the throwaway PostgreSQL and Redis that `make test` and `make bench` use,
+# and makes sure Chromium is there for the browser tests.
 # Both listen on 127.0.0.1 only and keep their data under var/. Installs Debian's packages
 # when the binaries are missing (a fresh CI machine). Idempotent: a running server is reused.
 set -euo pipefail
@@ -86,6 +87,12 @@ start_redis() {
     log "redis up on 127.0.0.1:$REDIS_PORT"
 }
 
+# The browser tests drive Debian's Chromium through Playwright (no browser download: no registry).
+ensure_browser() {
+    command -v "${CHROMIUM:-chromium}" >/dev/null || apt_install chromium fonts-dejavu-core
+    log "browser: $(command -v "${CHROMIUM:-chromium}")"
+}
+
 stop_all() {
     local bin
     bin=$(pg_bindir)
@@ -99,7 +106,8 @@ stop_all() {
 }
 
 case "${1:-start}" in
-    start) start_postgres; start_redis ;;
+    start) start_postgres; start_redis; ensure_browser ;;
     stop) stop_all ;;
-    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+    browser) ensure_browser ;;
+    *) echo "usage: $0 start|stop|browser" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-"""A real sandbox worker for the tests: `celery worker -Q sandbox`, real Redis, real containers.
+"""Submitting to the session's real sandbox worker (`sandbox_worker`, root conftest.py).
 
 The worker is a separate process on the test database, so what it grades must be committed.
 Tests that go through it use ``sandbox``: it does its database work on a thread of its own, whose
@@ -8,21 +8,13 @@ wrote afterwards. The content synced for the session stays.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
 
 from apps.accounts import services as account_services
@@ -30,94 +22,9 @@ from apps.accounts.models import User
 from apps.exercises import services
 from apps.exercises.models import Attempt, Exercise
 from apps.progress.models import ExerciseProgress
-from apps.sandbox import selectors
-from apps.sandbox.runner import DockerRunner
+from apps.sandbox.tests.worker import ROOT, WorkerProcess
 
 T = TypeVar("T")
-ROOT = Path(__file__).resolve().parents[3]
-WORKER_TIME_LIMIT_S = "5"  # the tests' default run limit: hostile loops end sooner
-
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
-@pytest.fixture(scope="session")
-def sandbox_image() -> str:
-    """The image ``make test`` built. Missing is a failure, never a skip."""
-    runner = DockerRunner(settings.SANDBOX_IMAGE)
-    assert runner.image_present(), f"{settings.SANDBOX_IMAGE} is missing: run deploy/sandbox/build-sandbox-image.sh"
-    return str(settings.SANDBOX_IMAGE)
-
-
-@dataclass
-class WorkerProcess:
-    proc: subprocess.Popen[bytes]
-    log: Path
-    env: dict[str, str]
-
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def kill_hard(self) -> None:
-        """SIGKILL to the worker and its pool processes: a crash, no shutdown hooks."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-
-
-def spawn_worker(env: dict[str, str], log: Path, name: str) -> WorkerProcess:
-    handle = log.open("wb")
-    proc = subprocess.Popen(  # noqa: S603 - our own worker
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "sandbox", "-c", "1",
-         "-n", f"{name}@%h", "--without-gossip", "--without-mingle", "--loglevel", "INFO"],
-        cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    return WorkerProcess(proc, log, env)
-
-
-def start_worker(env: dict[str, str], log: Path, name: str, timeout: float = 120.0) -> WorkerProcess:
-    """A worker, once it has passed its self-test and said so."""
-    cache.delete(selectors.READY_KEY)
-    worker = spawn_worker(env, log, name)
-    proc = worker.proc
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cache.get(selectors.READY_KEY):
-            return worker
-        if not worker.alive():
-            break
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError(f"the sandbox worker did not become ready:\n{worker.log_text()[-4000:]}")
-
-
-def worker_env(**extra: str) -> dict[str, str]:
-    return {
-        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)},
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "SANDBOX_IMAGE": settings.SANDBOX_IMAGE,
-        "SANDBOX_TIME_LIMIT_S": WORKER_TIME_LIMIT_S,
-        **extra,
-    }
-
-
-@pytest.fixture(scope="session")
-def sandbox_worker(
-    django_db_setup: None, sandbox_image: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[WorkerProcess]:
-    worker = start_worker(worker_env(), tmp_path_factory.mktemp("worker") / "worker.log", "sandbox-test")
-    yield worker
-    worker.proc.terminate()
-    try:
-        worker.proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill_hard()
 
 
 @dataclass

@@ -16,14 +16,8 @@ from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.models import Attempt, Exercise
 from apps.sandbox import selectors, services
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
-from apps.sandbox.tests.conftest import (
-    Sandbox,
-    SolutionReader,
-    WorkerProcess,
-    spawn_worker,
-    start_worker,
-    worker_env,
-)
+from apps.sandbox.tests.conftest import Sandbox, SolutionReader
+from apps.sandbox.tests.worker import WorkerProcess, spawn_worker, start_worker, worker_env
 
 pytestmark = pytest.mark.slow
 

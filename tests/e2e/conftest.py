@@ -1,0 +1,166 @@
+"""Browser tests: Playwright drives Debian's Chromium against a live server on the test database.
+
+The server is Django's threaded live server, on real PostgreSQL and Redis, with the session's real
+sandbox worker (``sandbox_worker``) grading code. Its requests run on threads of their own, so
+everything they write is committed: a test here does not get the rolled-back transaction of
+``db``. Each test works with its own accounts (usernames starting ``e2e``) and ``e2e_db`` deletes
+them, their cohorts and everything they wrote afterwards, then rebuilds the leaderboards, so the
+rest of the suite sees the database as it was.
+
+Screenshots go to ``var/screenshots/`` (``docs/screenshots/`` holds the README's copies).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.db import connections
+from django.test.testcases import LiveServerThread
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from apps.accounts import services as account_services
+from apps.accounts.models import Role, User
+from apps.exercises.models import Attempt
+from apps.progress import services as progress_services
+from apps.progress.models import Cohort, ExerciseProgress
+from apps.sandbox.tests.worker import ROOT, WorkerProcess
+
+# Playwright's sync API runs an event loop on this thread; the ORM calls the tests make between
+# browser steps are ordinary blocking calls, which Django would otherwise refuse near a loop.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SHOTS = ROOT / "var" / "screenshots"
+PASSWORD = "e2e-pass-Kq8v!x"  # test accounts only
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    """Debian's Chromium, headless. Missing is a failure, never a skip (scripts/services.sh installs it)."""
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run `bash scripts/services.sh browser`"
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def live_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
+    """A threaded live server on the test database, serving static files from the apps' folders."""
+    server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
+    server.daemon = True
+    with django_db_blocker.unblock():
+        server.start()
+        server.is_ready.wait()
+        if server.error:
+            raise server.error
+    yield f"http://127.0.0.1:{server.port}"
+    server.terminate()
+
+
+def _forget(prefix: str) -> None:
+    users = User.objects.filter(username__startswith=prefix)
+    Cohort.objects.filter(instructor__in=users).delete()
+    ExerciseProgress.objects.filter(user__in=users).delete()
+    Attempt.objects.filter(user__in=users).delete()
+    users.delete()
+    progress_services.scores_rebuild()
+
+
+@pytest.fixture
+def e2e_db(django_db_blocker: Any, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Database access for this test and the live server's threads; cleaned up afterwards.
+
+    Yields the username prefix this test's accounts must use.
+    """
+    prefix = "e2e" + re.sub(r"[^a-z0-9]", "", request.node.name.lower())[-20:]
+    with django_db_blocker.unblock():
+        _forget(prefix)  # what an interrupted earlier run left
+        try:
+            yield prefix
+        finally:
+            _forget(prefix)
+            connections.close_all()
+
+
+@dataclass
+class Site:
+    """The live site, a browser, and this test's accounts."""
+
+    url: str
+    browser: Browser
+    prefix: str
+    contexts: list[BrowserContext]
+
+    def user(self, name: str, role: str = Role.STUDENT) -> User:
+        return account_services.user_create(username=f"{self.prefix}{name}", password=PASSWORD, role=role)
+
+    def page(self, *, dark: bool = False, phone: bool = False, js: bool = True) -> Page:
+        context = self.browser.new_context(
+            base_url=self.url,
+            viewport=PHONE if phone else DESKTOP,
+            color_scheme="dark" if dark else "light",
+            java_script_enabled=js,
+            reduced_motion="reduce",
+        )
+        context.set_default_timeout(20_000)
+        self.contexts.append(context)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        # Console errors, less the browser's own note on each 4xx response (a 400 for an answer
+        # that does not parse is the API working as designed).
+        page.on(
+            "console",
+            lambda msg: errors.append(msg.text)
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+            else None,
+        )
+        page.js_errors = errors  # type: ignore[attr-defined]
+        return page
+
+    def login(self, page: Page, user: User) -> Page:
+        page.goto("/login/")
+        page.get_by_label("Username").fill(user.username)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r".*/$"))
+        return page
+
+    def shot(self, page: Page, name: str) -> Path:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def site(live_url: str, browser: Browser, e2e_db: str) -> Iterator[Site]:
+    s = Site(live_url, browser, e2e_db, [])
+    yield s
+    for context in s.contexts:
+        context.close()
+
+
+@pytest.fixture
+def site_with_sandbox(site: Site, sandbox_worker: WorkerProcess) -> Site:
+    """The site, with the session's sandbox worker up to grade code."""
+    assert sandbox_worker.alive()
+    return site
+
+
+KeyPress = Callable[[Page, str], None]
