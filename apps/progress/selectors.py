@@ -16,7 +16,20 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    IntegerField,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Value,
+    When,
+    prefetch_related_objects,
+)
 from django.http import Http404
 from django.utils import timezone
 
@@ -25,8 +38,17 @@ from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Exercise, Workbook
 from apps.exercises.selectors import Counts
-from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, Score, ScoreBucket
-from apps.progress.services import GLOBAL_ALL, cohort_week_board, global_week_board, week_start
+from apps.progress.models import (
+    Cohort,
+    CohortWorkbook,
+    DailyActivity,
+    ExerciseProgress,
+    LearnerStats,
+    Membership,
+    Score,
+    ScoreBucket,
+)
+from apps.progress.services import GLOBAL_ALL, cohort_week_board, effective_time_zone, global_week_board, week_start
 
 # ---------------------------------------------------------------------------------------------
 # Mastery
@@ -115,6 +137,80 @@ def streak_get(*, user: User, at: datetime | None = None) -> Streak:
 def _alive(current: int, last_day: date | None, today: date) -> int:
     """A streak whose last day is before yesterday is broken: it reads as 0."""
     return current if last_day is not None and last_day >= today - timedelta(days=1) else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Daily activity (the calendar heatmap and the weekly chart) and where to continue
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Day:
+    solves: int
+    points: int
+
+
+@dataclass(frozen=True)
+class Activity:
+    """The learner's solves per local day from ``start`` (a Monday) to ``today`` inclusive."""
+
+    time_zone: str
+    today: date
+    start: date
+    days: dict[date, Day]
+
+
+def activity_get(*, user: User, weeks: int = 53, at: datetime | None = None) -> Activity:
+    """The learner's daily activity over the last ``weeks`` weeks (Monday-started, the last one
+    holding today), days in the learner's time zone: one query (two for a learner without a time
+    zone of their own: then their first cohort's counts)."""
+    time_zone = effective_time_zone(user)
+    today = (at or timezone.now()).astimezone(ZoneInfo(time_zone)).date()
+    start = today - timedelta(days=today.weekday(), weeks=weeks - 1)
+    rows = DailyActivity.objects.filter(user=user, day__gte=start, day__lte=today).values_list(
+        "day", "solves", "points"
+    )
+    return Activity(time_zone, today, start, {day: Day(solves, points) for day, solves, points in rows if solves})
+
+
+def continue_point(*, user: User) -> Exercise | None:
+    """Where the learner should go next: two queries, whatever the content's size.
+
+    From the exercise of the learner's latest graded attempt: that exercise if it is unsolved,
+    else the next unsolved one after it in its workbook (chapter number, then position: the
+    order of ``exercise_list``), else the first unsolved exercise of any workbook (in workbook
+    order); None once everything is solved. A learner without attempts starts at the first
+    exercise of the first workbook. The exercise comes with its workbook and chapter, annotated
+    ``resumed``: whether the learner has a graded attempt at all ("Continue" or "Start here").
+    """
+    latest = (
+        Attempt.objects.filter(user=user, status=AttemptStatus.GRADED)
+        .order_by("-created_at", "-id")
+        .values_list("exercise_id", "exercise__workbook_id", "exercise__chapter__number", "exercise__position")
+        .first()
+    )
+    solved = ExerciseProgress.objects.filter(user=user, exercise=OuterRef("pk"), solved_at__isnull=False)
+    unsolved = (
+        Exercise.objects.filter(~Exists(solved), is_active=True, workbook__is_published=True)
+        .select_related("workbook", "chapter")
+        .defer("workbook__summary", "workbook__prerequisites", "chapter__intro", "chapter__givens", "chapter__derived")
+    )
+    order = ["workbook__position", "workbook__slug", "chapter__number", "position", "pk"]
+    if latest is None:
+        return unsolved.annotate(resumed=Value(False)).order_by(*order).first()
+    pk, workbook_id, chapter, position = latest
+    # The latest exercise itself or any after it in its workbook come first; a retired exercise
+    # still marks the place.
+    here_or_after = Q(workbook_id=workbook_id) & (
+        Q(chapter__number__gt=chapter)
+        | Q(chapter__number=chapter, position__gt=position)
+        | Q(chapter__number=chapter, position=position, pk__gte=pk)
+    )
+    ranked = unsolved.annotate(
+        resumed=Value(True),
+        after=Case(When(here_or_after, then=Value(0)), default=Value(1), output_field=IntegerField()),
+    )
+    return ranked.order_by("after", *order).first()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import selectors as exercise_selectors
-from apps.progress import selectors, services
+from apps.progress import charts, selectors, services
 
 
 def _user(request: HttpRequest) -> User:
@@ -28,8 +28,19 @@ def _user(request: HttpRequest) -> User:
 
 @login_required
 def progress(request: HttpRequest) -> HttpResponse:
+    """Streak, the year's calendar, solves per week and mastery per workbook: a fixed number of
+    queries whatever the learner has done (the two charts share the activity rows)."""
     user = _user(request)
-    context = {"streak": selectors.streak_get(user=user), "books": selectors.mastery(user=user)}
+    streak = selectors.streak_get(user=user)
+    activity = selectors.activity_get(user=user)
+    books = selectors.mastery(user=user)
+    context = {
+        "streak": streak,
+        "activity": activity,
+        "heatmap": charts.heatmap(activity, current_streak=streak.current, best_streak=streak.best),
+        "weekly": charts.weekly(activity),
+        "books": [(book, charts.chapter_bars(book)) for book in books],
+    }
     return render(request, "progress/progress.html", context)
 
 
