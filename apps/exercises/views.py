@@ -24,8 +24,12 @@ from apps.progress import selectors as progress_selectors
 
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user if isinstance(request.user, User) else None
-    streak = progress_selectors.streak_get(user=user) if user is not None else None
-    return render(request, "exercises/home.html", {"workbooks": selectors.workbook_list(user=user), "streak": streak})
+    context = {
+        "workbooks": selectors.workbook_list(user=user),
+        "streak": progress_selectors.streak_get(user=user) if user is not None else None,
+        "next_exercise": progress_selectors.continue_point(user=user) if user is not None else None,
+    }
+    return render(request, "exercises/home.html", context)
 
 
 @login_required
@@ -123,6 +127,8 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         "correct_verdict": Verdict.CORRECT,
         "api_attempts": reverse("api:exercise-attempts", args=[slug, number]),
         "api_preview": reverse("api:exercise-preview", args=[slug, number]),
+        "api_hints": reverse("api:exercise-hints", args=[slug, number]),
+        "api_reveal": reverse("api:exercise-reveal", args=[slug, number]),
         "table_labels": presentation.table_labels(cache.resolved(ex.current_version).spec)
         if ex.format == AnswerFormat.TABLE and ex.current_version
         else {},

@@ -90,9 +90,14 @@
     }
   }
 
-  function show(res) {
+  async function show(res) {
     feedback.replaceChildren();
-    if (res.status === 202) return follow(res.body.url);
+    if (res.status === 202) {
+      const box = el("div", "msg pending");
+      box.append(el("strong", "", STATUS_TEXT.queued));
+      feedback.append(box);
+      return follow(res.body.url);
+    }
     if (res.status === 201 && res.body.status === "not_graded") {
       const box = el("div", "msg invalid");
       box.append(el("strong", "", "Not graded — no attempt used. "), document.createTextNode(res.body.feedback));
@@ -108,24 +113,20 @@
       box.append(prose);
       if (a.understood) box.append(el("div", "understood", "We read: " + a.understood));
       if (a.details && a.details.tests) box.append(testTable(a.details));
-      if (a.details && a.details.cells) {
-        const ul = el("ul", "cells");
-        for (const [cid, v] of Object.entries(a.details.cells)) ul.append(el("li", "", cid + ": " + (v.correct ? "✓ " : "✗ ") + v.understood));
-        box.append(ul);
+      if (a.details && a.details.cells) markCells(a.details.cells);
+      if (format === "order" && window.orderWidget) {
+        if (!a.correct && a.details && a.details.first_misplaced) window.orderWidget.markWrong(a.details.first_misplaced);
+        else window.orderWidget.clear();
+      }
+      const next = document.querySelector(".prevnext a[rel=next]");
+      if (a.correct && next) {
+        const link = el("a", "next-link", "Next exercise: " + next.textContent.replace("→", "").trim() + " →");
+        link.href = next.href;
+        box.append(link);
       }
       feedback.append(box);
       if (a.state) document.getElementById("attempt-count").textContent = a.state.attempts;
-      else refreshState();
-      const stateLine = document.getElementById("state-line");
-      if (a.state.solved && !stateLine.querySelector(".solved")) stateLine.prepend(el("span", "state solved", "✓ Solved "));
-      if (a.solution) {
-        const sol = document.getElementById("solution");
-        sol.replaceChildren(el("h2", "", "Derivation"));
-        if (a.solution.answer) sol.append(el("p", "answer-line", "Answer: " + a.solution.answer.text));
-        const ex = el("div", "prose");
-        ex.innerHTML = a.solution.explanation_html;
-        sol.append(ex);
-      }
+      if (!a.state || a.correct || a.solution) await swap(["state-line", "solution", "hints"]);
       return;
     }
     const err = (res.body && res.body.error) || { message: "Something went wrong; try again." };
@@ -135,15 +136,62 @@
     feedback.append(box);
   }
 
-  async function refreshState() {
-    // After a sandbox run, the exercise's state (attempts, solved) comes from the exercise itself.
-    const res = await fetch(form.dataset.api.replace(/attempts\/$/, ""), { credentials: "same-origin", headers: { Accept: "application/json" } });
-    const ex = await res.json().catch(() => null);
-    if (!ex || !ex.state) return;
-    document.getElementById("attempt-count").textContent = ex.state.attempts;
-    const stateLine = document.getElementById("state-line");
-    if (ex.state.solved && !stateLine.querySelector(".solved")) stateLine.prepend(el("span", "state solved", "✓ Solved "));
+  function markCells(cells) {
+    // Each graded cell says so next to its input, in words as well as colour.
+    for (const [cid, v] of Object.entries(cells)) {
+      const input = form.querySelector('input[name="cell:' + CSS.escape(cid) + '"]');
+      if (!input) continue;
+      input.setAttribute("aria-invalid", v.correct ? "false" : "true");
+      let mark = input.parentElement.querySelector(".cell-mark");
+      if (!mark) { mark = el("span", "cell-mark"); input.after(mark); }
+      mark.className = "cell-mark " + (v.correct ? "ok" : "bad");
+      mark.textContent = v.correct ? "✓ right" : "✗ " + (v.understood ? "read as " + v.understood : "wrong");
+    }
   }
+
+  async function swap(ids) {
+    // The server renders the page; after a change (solved, revealed, a hint) the changed regions
+    // come from a fresh copy of it, so there is one template for them, not a second in here.
+    const res = await fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } });
+    if (!res.ok) return;
+    const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+    for (const id of ids) {
+      const fresh = doc.getElementById(id);
+      const old = document.getElementById(id);
+      if (fresh && old) old.replaceWith(document.importNode(fresh, true));
+    }
+    wireSections();
+    document.dispatchEvent(new CustomEvent("exercise:updated", { detail: { ids: ids } }));
+  }
+
+  function wireSections() {
+    // Hints one at a time and "give up" through the API, without leaving the page.
+    const hintForm = document.querySelector("#hints form");
+    if (hintForm && !hintForm.dataset.wired) {
+      hintForm.dataset.wired = "1";
+      hintForm.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const res = await post(form.dataset.hints, {});
+        if (res.status !== 200) return hintForm.submit();
+        await swap(["hints"]);
+        const shown = document.querySelectorAll("#hints .hint");
+        if (shown.length) shown[shown.length - 1].focus();
+      });
+    }
+    const revealForm = document.querySelector("#solution form[data-reveal]");
+    if (revealForm && !revealForm.dataset.wired) {
+      revealForm.dataset.wired = "1";
+      revealForm.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const res = await post(form.dataset.reveal, {});
+        if (res.status !== 200) return revealForm.submit();
+        await swap(["state-line", "solution"]);
+        const heading = document.querySelector("#solution h2");
+        if (heading) heading.focus();
+      });
+    }
+  }
+  wireSections();
 
   for (const which of [form, document.getElementById("fix-form")]) {
     if (!which) continue;
@@ -157,25 +205,6 @@
         which.submit(); // network trouble: fall back to the plain form post
       } finally {
         button.disabled = false;
-      }
-    });
-  }
-
-  // A textarea that behaves like a small code editor: Tab and Shift+Tab indent by four spaces
-  // (Escape, then Tab, moves focus on, so the keyboard is never trapped).
-  for (const editor of document.querySelectorAll("textarea[data-code-editor]")) {
-    let escaped = false;
-    editor.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") { escaped = true; return; }
-      if (e.key !== "Tab" || escaped) { escaped = false; return; }
-      e.preventDefault();
-      const { selectionStart: a, selectionEnd: b, value } = editor;
-      if (e.shiftKey) {
-        const lineStart = value.lastIndexOf("\n", a - 1) + 1;
-        const strip = value.slice(lineStart, lineStart + 4).match(/^ */)[0].length;
-        editor.setRangeText("", lineStart, lineStart + strip, "preserve");
-      } else {
-        editor.setRangeText("    ", a, b, "end");
       }
     });
   }

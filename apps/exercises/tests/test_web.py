@@ -120,8 +120,8 @@ def test_hints_and_reveal(web: Client) -> None:
     response = web.post(f"{WB}0.2/", {"action": "hint"})
     assert response.status_code == 302
     page = web.get(f"{WB}0.2/").text
-    assert "Hint 1." in page
-    assert "Show hint 2 of 2" in page
+    assert "Hint 1 of 2." in page
+    assert "Show the next hint (2 of 2)" in page
     web.post(f"{WB}0.2/", {"action": "reveal"})
     page = web.get(f"{WB}0.2/").text
     assert "Answer revealed" in page
