@@ -33,7 +33,10 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any, request: pytes
     with django_db_blocker.unblock():
         if not str(connection.settings_dict["NAME"]).startswith("test_"):
             setup_databases(
-                verbosity=0, interactive=False, keepdb=not request.config.getvalue("create_db"), aliases={"default"}
+                verbosity=0,
+                interactive=False,
+                keepdb=not request.config.getvalue("create_db"),
+                aliases={"default": None},
             )
         call_command("sync_content", verbosity=0)
 

@@ -23,7 +23,7 @@ import pytest
 from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.db import connections
 from django.test.testcases import LiveServerThread
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, ViewportSize, sync_playwright
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
@@ -39,8 +39,8 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "var" / "screenshots"
 PASSWORD = "e2e-pass-Kq8v!x"  # test accounts only
-DESKTOP = {"width": 1280, "height": 860}
-PHONE = {"width": 390, "height": 844}
+DESKTOP = ViewportSize(width=1280, height=860)
+PHONE = ViewportSize(width=390, height=844)
 
 
 @pytest.fixture(scope="session")
@@ -126,9 +126,11 @@ class Site:
         # that does not parse is the API working as designed).
         page.on(
             "console",
-            lambda msg: errors.append(msg.text)
-            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
-            else None,
+            lambda msg: (
+                errors.append(msg.text)
+                if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+                else None
+            ),
         )
         page.js_errors = errors  # type: ignore[attr-defined]
         return page
