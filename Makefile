@@ -56,6 +56,7 @@ bench: venv-dev services sandbox-image
 	$(TEST_ENV) $(PY) bench/grading_api.py
 	$(TEST_ENV) $(PY) bench/sandbox.py
 	$(TEST_ENV) $(PY) bench/leaderboard.py
+	$(TEST_ENV) $(PY) bench/pages.py
 
 clean:
 	bash scripts/services.sh stop || true

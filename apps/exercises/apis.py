@@ -94,8 +94,8 @@ def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
         "widget": presentation.widget(version, user.pk),
         "hints": presentation.hints(version, progress.hints_used if progress else 0),
         "solution": presentation.solution(version, progress),
-        "previous": prev.number if prev else None,
-        "next": nxt.number if nxt else None,
+        "previous": prev,
+        "next": nxt,
     }
 
 

@@ -80,7 +80,16 @@ def exercise_queryset() -> QuerySet[Exercise]:
 
 
 def exercise_list(*, workbook: Workbook, chapter: Chapter | None = None) -> QuerySet[Exercise]:
-    qs = exercise_queryset().filter(workbook=workbook)
+    """A workbook's (or chapter's) active exercises in order, with their workbook and chapter.
+
+    Listings show numbers, titles, kinds and chapter numbers: the version and the chapter's
+    intro and formulas are not fetched (and decoded) once per exercise (bench/pages.py).
+    """
+    qs = (
+        Exercise.objects.filter(is_active=True, workbook=workbook)
+        .select_related("workbook", "chapter")
+        .defer("chapter__intro", "chapter__givens", "chapter__derived", "workbook__summary", "workbook__prerequisites")
+    )
     if chapter is not None:
         qs = qs.filter(chapter=chapter)
     return qs.order_by("chapter__number", "position")
@@ -122,18 +131,17 @@ def progress_get(*, user: User | None, exercise: Exercise) -> ExerciseProgress |
     return progress_map(user=user, exercises=[exercise]).get(exercise.pk)
 
 
-def neighbours(*, exercise: Exercise) -> tuple[Exercise | None, Exercise | None]:
-    """Previous and next exercise in the workbook, for navigation."""
+def neighbours(*, exercise: Exercise) -> tuple[str | None, str | None]:
+    """The numbers of the previous and next exercise in the workbook, for navigation: one query."""
     ordered = list(
         Exercise.objects.filter(workbook_id=exercise.workbook_id, is_active=True)
         .order_by("chapter__number", "position")
-        .values_list("pk", flat=True)
+        .values_list("pk", "number")
     )
-    i = ordered.index(exercise.pk)
-    prev_pk = ordered[i - 1] if i > 0 else None
-    next_pk = ordered[i + 1] if i + 1 < len(ordered) else None
-    found = {e.pk: e for e in Exercise.objects.filter(pk__in=[p for p in (prev_pk, next_pk) if p])}
-    return (found.get(prev_pk) if prev_pk else None, found.get(next_pk) if next_pk else None)
+    i = [pk for pk, _ in ordered].index(exercise.pk)
+    previous = ordered[i - 1][1] if i > 0 else None
+    following = ordered[i + 1][1] if i + 1 < len(ordered) else None
+    return previous, following
 
 
 def attempt_list(
