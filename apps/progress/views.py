@@ -5,6 +5,8 @@ Plain forms that post back here, so they work without JavaScript; the same servi
 
 from __future__ import annotations
 
+import functools
+import zoneinfo
 from typing import Any
 
 from django import forms
@@ -110,11 +112,17 @@ def cohorts(request: HttpRequest) -> HttpResponse:
     return render(request, "progress/cohorts.html", context, status=status)
 
 
+@functools.cache
+def _zone_names() -> list[str]:
+    return sorted(zoneinfo.available_timezones())
+
+
 class ProfileForm(forms.Form):
     time_zone = forms.CharField(
         max_length=64,
         required=False,
-        help_text="An IANA name such as Europe/Paris or Asia/Tokyo. Blank: your first cohort's, else UTC.",
+        help_text="An IANA name such as Europe/Paris or Asia/Tokyo (type to see suggestions). Blank: your first cohort's, else UTC.",
+        widget=forms.TextInput(attrs={"list": "time-zones", "autocomplete": "off", "spellcheck": "false"}),
     )
     on_global_board = forms.BooleanField(required=False, label="Show me on the global leaderboard")
 
@@ -137,5 +145,5 @@ def profile(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             form.add_error("time_zone", exc.message)
     status = 400 if form.errors else 200
-    context = {"form": form, "effective": services.effective_time_zone(user)}
+    context = {"form": form, "effective": services.effective_time_zone(user), "zones": _zone_names()}
     return render(request, "progress/profile.html", context, status=status)

@@ -3,9 +3,10 @@
 The server is Django's threaded live server, on real PostgreSQL and Redis, with the session's real
 sandbox worker (``sandbox_worker``) grading code. Its requests run on threads of their own, so
 everything they write is committed: a test here does not get the rolled-back transaction of
-``db``. Each test works with its own accounts (usernames starting ``e2e``) and ``e2e_db`` deletes
-them, their cohorts and everything they wrote afterwards, then rebuilds the leaderboards, so the
-rest of the suite sees the database as it was.
+``db``. Each test works with its own accounts (those it signs up start with ``e2e``; those ``Site.user``
+makes are named plainly, for the screenshots) and they are deleted afterwards with their cohorts
+and everything they wrote, then the leaderboards are rebuilt, so the rest of the suite sees the
+database as it was.
 
 Screenshots go to ``var/screenshots/`` (``docs/screenshots/`` holds the README's copies).
 """
@@ -21,7 +22,9 @@ from typing import Any
 
 import pytest
 from django.contrib.staticfiles.handlers import StaticFilesHandler
+from django.core.management import call_command
 from django.db import connections
+from django.db.models import Q
 from django.test.testcases import LiveServerThread
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, ViewportSize, sync_playwright
 
@@ -72,8 +75,8 @@ def live_url(django_db_setup: None, django_db_blocker: Any) -> Iterator[str]:
     server.terminate()
 
 
-def _forget(prefix: str) -> None:
-    users = User.objects.filter(username__startswith=prefix)
+def _forget(prefix: str, names: tuple[str, ...] = ()) -> None:
+    users = User.objects.filter(Q(username__startswith=prefix) | Q(username__in=names))
     Cohort.objects.filter(instructor__in=users).delete()
     ExerciseProgress.objects.filter(user__in=users).delete()
     Attempt.objects.filter(user__in=users).delete()
@@ -90,6 +93,9 @@ def e2e_db(django_db_blocker: Any, request: pytest.FixtureRequest) -> Iterator[s
     prefix = "e2e" + re.sub(r"[^a-z0-9]", "", request.node.name.lower())[-20:]
     with django_db_blocker.unblock():
         _forget(prefix)  # what an interrupted earlier run left
+        # pytest-django runs tests without `db` last, after the `transaction=True` ones, whose
+        # flush empties every table: put the content back (an idempotent upsert).
+        call_command("sync_content", verbosity=0)
         try:
             yield prefix
         finally:
@@ -105,9 +111,13 @@ class Site:
     browser: Browser
     prefix: str
     contexts: list[BrowserContext]
+    names: list[str]
 
     def user(self, name: str, role: str = Role.STUDENT) -> User:
-        return account_services.user_create(username=f"{self.prefix}{name}", password=PASSWORD, role=role)
+        """An account named plainly (it shows in screenshots), deleted with this test's others."""
+        _forget(self.prefix, (name,))  # what an interrupted earlier run left
+        self.names.append(name)
+        return account_services.user_create(username=name, password=PASSWORD, role=role)
 
     def page(self, *, dark: bool = False, phone: bool = False, js: bool = True) -> Page:
         context = self.browser.new_context(
@@ -152,10 +162,11 @@ class Site:
 
 @pytest.fixture
 def site(live_url: str, browser: Browser, e2e_db: str) -> Iterator[Site]:
-    s = Site(live_url, browser, e2e_db, [])
+    s = Site(live_url, browser, e2e_db, [], [])
     yield s
     for context in s.contexts:
         context.close()
+    _forget(e2e_db, tuple(s.names))
 
 
 @pytest.fixture

@@ -163,7 +163,9 @@ def test_summary_counts_solves_days_and_streak(make_user: Callable[..., User], c
         ("2026-06-01", "Mon 1 Jun 2026", "2"),
     ]
     assert "current streak 2 days" in heatmap_label(text)
-    assert '<strong><span aria-hidden="true">🔥 </span>2 days</strong> current streak' in text
+    assert re.search(
+        r'<strong><svg class="flame" aria-hidden="true"[^>]*>.*?</svg> 2 days</strong> current streak', text
+    )
 
 
 def test_weekly_chart_sums_monday_to_sunday_weeks(make_user: Callable[..., User], clock: Clock) -> None:
