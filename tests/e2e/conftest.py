@@ -35,15 +35,19 @@ from apps.progress import services as progress_services
 from apps.progress.models import Cohort, ExerciseProgress
 from apps.sandbox.tests.worker import ROOT, WorkerProcess
 
-# Playwright's sync API runs an event loop on this thread; the ORM calls the tests make between
-# browser steps are ordinary blocking calls, which Django would otherwise refuse near a loop.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SHOTS = ROOT / "var" / "screenshots"
 PASSWORD = "e2e-pass-Kq8v!x"  # test accounts only
 DESKTOP = ViewportSize(width=1280, height=860)
 PHONE = ViewportSize(width=390, height=844)
+
+
+@pytest.fixture(autouse=True)
+def _orm_beside_playwright(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Playwright's sync API runs an event loop on this thread; the ORM calls a test makes between
+    browser steps are ordinary blocking calls, which Django would otherwise refuse near a loop.
+    Only for these tests: the setting must not leak into others (`check --deploy` refuses it)."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(scope="session")
@@ -156,7 +160,7 @@ class Site:
     def shot(self, page: Page, name: str) -> Path:
         SHOTS.mkdir(parents=True, exist_ok=True)
         path = SHOTS / f"{name}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path))  # the viewport: what a visitor sees first
         return path
 
 
