@@ -166,30 +166,22 @@
 
   function wireSections() {
     // Hints one at a time and "give up" through the API, without leaving the page.
-    const hintForm = document.querySelector("#hints form");
-    if (hintForm && !hintForm.dataset.wired) {
-      hintForm.dataset.wired = "1";
-      hintForm.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        const res = await post(form.dataset.hints, {});
-        if (res.status !== 200) return hintForm.submit();
-        await swap(["hints"]);
-        const shown = document.querySelectorAll("#hints .hint");
-        if (shown.length) shown[shown.length - 1].focus();
-      });
-    }
-    const revealForm = document.querySelector("#solution form[data-reveal]");
-    if (revealForm && !revealForm.dataset.wired) {
-      revealForm.dataset.wired = "1";
-      revealForm.addEventListener("submit", async (event) => {
-        event.preventDefault();
-        const res = await post(form.dataset.reveal, {});
-        if (res.status !== 200) return revealForm.submit();
-        await swap(["state-line", "solution"]);
-        const heading = document.querySelector("#solution h2");
-        if (heading) heading.focus();
-      });
-    }
+    wire(document.querySelector("#hints form"), form.dataset.hints, ["hints"], "#hints .hint:last-of-type");
+    wire(document.querySelector("#solution form[data-reveal]"), form.dataset.reveal, ["state-line", "solution"], "#solution h2");
+  }
+
+  function wire(which, url, ids, focusTarget) {
+    // POST to the API, then re-read the changed regions and move the focus to what appeared.
+    if (!which || which.dataset.wired) return;
+    which.dataset.wired = "1";
+    which.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const res = await post(url, {});
+      if (res.status !== 200) return which.submit(); // let the server say what went wrong
+      await swap(ids);
+      const target = document.querySelector(focusTarget);
+      if (target) target.focus();
+    });
   }
   wireSections();
 

@@ -42,6 +42,16 @@ def tab_to(page: Page, target: Locator, *, limit: int = 120) -> None:
     raise AssertionError(f"{target} is not reachable with Tab")
 
 
+def type_code_and_run(page: Page, editor: str, source: str, button: str) -> None:
+    tab_to(page, page.locator(editor))
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Escape")  # then Tab leaves the editor instead of indenting
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name=button, exact=True)).to_be_focused()
+    page.keyboard.press("Enter")
+
+
 def start(site: Site, learner: User, number: str) -> Page:
     page = site.login(site.page(), learner)
     page.goto(f"/w/{WB}/{number}/")
@@ -134,14 +144,7 @@ def test_lines_then_the_fix(site: Site, learner: User, sandbox_worker: object) -
     tab_to(page, page.get_by_role("button", name="Check answer"))
     page.keyboard.press("Enter")
     expect(page.locator("#feedback")).to_contain_text("Correct")
-    editor = page.locator("#fix-code")
-    tab_to(page, editor)
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(r.spec.code.solution)
-    page.keyboard.press("Escape")  # then Tab leaves the editor instead of indenting
-    page.keyboard.press("Tab")
-    expect(page.get_by_role("button", name="Run the tests on the fix")).to_be_focused()
-    page.keyboard.press("Enter")
+    type_code_and_run(page, "#fix-code", r.spec.code.solution, "Run the tests on the fix")
     solved(page)
 
 
@@ -149,11 +152,5 @@ def test_code(site: Site, learner: User, sandbox_worker: object) -> None:
     page = start(site, learner, "0.5")
     _, r = version("0.5")
     assert r.spec.code is not None and r.spec.code.solution
-    tab_to(page, page.locator("#code"))
-    page.keyboard.press("Control+A")
-    page.keyboard.insert_text(r.spec.code.solution)
-    page.keyboard.press("Escape")
-    page.keyboard.press("Tab")
-    expect(page.get_by_role("button", name="Run the tests")).to_be_focused()
-    page.keyboard.press("Enter")
+    type_code_and_run(page, "#code", r.spec.code.solution, "Run the tests")
     solved(page)
