@@ -89,7 +89,9 @@ HOSTILE = [
         ),
         "output_limit",
     ),
-    Hostile("huge_return_value", fn("return [1.5] * 1_000_000"), "failed", "too much data"),
+    # Past the 4,000,000-character cap, yet cheap to build and encode: a loaded machine must not
+    # turn it into a timeout (a million-float list did, at the tests' 5 s limit).
+    Hostile("huge_return_value", fn('return "x" * 4_000_001'), "failed", "too much data"),
     # --- network and secrets --------------------------------------------------------------------
     Hostile(
         "network_egress",
