@@ -21,6 +21,7 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.exercises import services
 from apps.exercises.models import Attempt, Exercise
+from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox.tests.worker import ROOT, WorkerProcess
 
@@ -75,7 +76,8 @@ def sandbox(sandbox_worker: WorkerProcess, db: None) -> Iterator[Sandbox]:
     def clean_up() -> None:
         ExerciseProgress.objects.filter(user=user).delete()
         Attempt.objects.filter(user=user).delete()
-        user.delete()
+        user.delete()  # its score rows go with it; the per-score learner counts are rebuilt
+        progress_services.scores_rebuild()
         connection.close()
 
     user = thread.submit(make_user).result()
