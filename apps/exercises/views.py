@@ -40,12 +40,31 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
     exercises = list(selectors.exercise_list(workbook=wb))
     progress = selectors.progress_map(user=user, exercises=exercises)
     listed = selectors.chapter_list(workbook=wb, user=user)
+    # Rows as plain dicts, and each link as the workbook's URL plus the number (what
+    # `web:exercise` reverses to): a reverse() and a dozen attribute lookups per row were half
+    # of this page's time (bench/pages.py).
+    base = reverse("web:workbook", args=[wb.slug])
+    rows: dict[int, list[dict[str, Any]]] = {chapter.pk: [] for chapter, _ in listed}
+    for e in exercises:
+        p = progress.get(e.pk)
+        state = "solved" if p and p.solved else "revealed" if p and p.revealed else "tried" if p and p.attempts else ""
+        rows.setdefault(e.chapter_id, []).append(
+            {
+                "url": f"{base}{e.number}/",
+                "number": e.number,
+                "title": e.title,
+                "kind": e.kind,
+                "kind_label": e.get_kind_display(),
+                "state": state,
+                "attempts": p.attempts if p else 0,
+            }
+        )
     chapters = [
         {
             "chapter": chapter,
             "counts": counts,
             "intro_html": render_md(chapter.intro, chapter_scope(chapter)),
-            "exercises": [(e, progress.get(e.pk)) for e in exercises if e.chapter_id == chapter.pk],
+            "exercises": rows[chapter.pk],
         }
         for chapter, counts in listed
     ]

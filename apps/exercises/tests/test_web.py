@@ -6,8 +6,10 @@ import re
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from apps.accounts.models import User
+from apps.exercises import services
 from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.tests.answers import correct_payload
@@ -55,6 +57,16 @@ def test_workbook_page_lists_chapters_kinds_and_progress(web: Client) -> None:
     assert page.count('class="badge kind-build"') == 4
     assert page.count('class="badge kind-debug"') == 1
     assert "Mastery 0 / 7 exercises (0%)" in page
+
+
+def test_workbook_page_links_every_exercise_where_its_url_reverses(web: Client, student: User) -> None:
+    first = Exercise.objects.get(workbook__slug="transformer-math", number="0.1")
+    services.attempt_create(user=student, exercise=first, payload={"answer": "1"})
+    page = web.get(WB).text
+    exercises = Exercise.objects.filter(workbook__slug="transformer-math", is_active=True)
+    links = re.findall(r'<a href="(/w/transformer-math/[^"]+/)">', page)
+    assert sorted(links) == sorted(reverse("web:exercise", args=["transformer-math", e.number]) for e in exercises)
+    assert "1 try</span>" in page
 
 
 @pytest.mark.parametrize(
