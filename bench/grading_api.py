@@ -60,6 +60,25 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
+def summarize(timings: dict[str, list[float]], digits: int = 3) -> dict[str, dict[str, float]]:
+    """p50, p95 and mean (ms) and the count of each series."""
+    return {
+        name: {"p50_ms": round(percentile(v, 0.5), digits), "p95_ms": round(percentile(v, 0.95), digits),
+               "mean_ms": round(statistics.fmean(v), digits), "n": len(v)}
+        for name, v in timings.items()
+    }  # fmt: skip
+
+
+def ratios_to(stats: dict[str, dict[str, float]], baseline: str) -> dict[str, dict[str, float]]:
+    """Each series' p50 and p95 over the baseline's."""
+    base = stats[baseline]
+    return {
+        name: {"p50": round(s["p50_ms"] / base["p50_ms"], 2), "p95": round(s["p95_ms"] / base["p95_ms"], 2)}
+        for name, s in stats.items()
+        if name != baseline
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=1500, help="requests per endpoint")
@@ -119,11 +138,7 @@ def main() -> int:
         server.terminate()
         server.wait(timeout=10)
 
-    stats = {
-        name: {"p50_ms": round(percentile(v, 0.5), 3), "p95_ms": round(percentile(v, 0.95), 3),
-               "mean_ms": round(statistics.fmean(v), 3), "n": len(v)}
-        for name, v in timings.items()
-    }  # fmt: skip
+    stats = summarize(timings)
     ratios = {
         "grade_vs_trivial_p50": round(stats["grade"]["p50_ms"] / stats["trivial"]["p50_ms"], 2),
         "grade_vs_trivial_p95": round(stats["grade"]["p95_ms"] / stats["trivial"]["p95_ms"], 2),

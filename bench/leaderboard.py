@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -47,7 +46,7 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.grading_api import manage, percentile, scratch_database  # noqa: E402 - after the path is set
+from bench.grading_api import manage, ratios_to, scratch_database, summarize  # noqa: E402 - after the path is set
 
 if TYPE_CHECKING:  # imported at run time only after django.setup()
     from apps.accounts.models import User
@@ -565,17 +564,8 @@ def main() -> int:
     data = data_summary(url, week)
     timings, plans, notes = measure(args.rounds, args.warmup, week)
 
-    stats = {
-        name: {"p50_ms": round(percentile(v, 0.5), 4), "p95_ms": round(percentile(v, 0.95), 4),
-               "mean_ms": round(statistics.fmean(v), 4), "n": len(v)}
-        for name, v in timings.items()
-    }  # fmt: skip
-    base = stats["pk_lookup"]
-    ratios = {
-        name: {"p50": round(s["p50_ms"] / base["p50_ms"], 2), "p95": round(s["p95_ms"] / base["p95_ms"], 2)}
-        for name, s in stats.items()
-        if name != "pk_lookup"
-    }
+    stats = summarize(timings, 4)
+    ratios = ratios_to(stats, "pk_lookup")
     targets = {**TARGETS, **INFORMATIONAL}
     passed = {name: ratios[name]["p95"] <= limit for name, limit in targets.items() if name in ratios}
     report = {

@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import sys
 import time
 import warnings
@@ -45,7 +44,7 @@ from django.urls import URLPattern, URLResolver, include, path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.grading_api import manage, percentile, scratch_database  # noqa: E402 - after the path is set
+from bench.grading_api import manage, ratios_to, scratch_database, summarize  # noqa: E402 - after the path is set
 
 if TYPE_CHECKING:  # imported at run time only after django.setup()
     from apps.accounts.models import User
@@ -265,17 +264,8 @@ def main() -> int:
         if not args.keep:
             drop_database(url)
 
-    stats = {
-        name: {"p50_ms": round(percentile(v, 0.5), 3), "p95_ms": round(percentile(v, 0.95), 3),
-               "mean_ms": round(statistics.fmean(v), 3), "n": len(v)}
-        for name, v in timings.items()
-    }  # fmt: skip
-    base = stats["baseline"]
-    ratios = {
-        name: {"p50": round(s["p50_ms"] / base["p50_ms"], 2), "p95": round(s["p95_ms"] / base["p95_ms"], 2)}
-        for name, s in stats.items()
-        if name != "baseline"
-    }
+    stats = summarize(timings)
+    ratios = ratios_to(stats, "baseline")
     report = {
         "rounds": args.rounds,
         "warmup": args.warmup,
