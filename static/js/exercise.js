@@ -80,8 +80,9 @@
   async function follow(url) {
     // Poll the attempt until it is final; the status line updates as it moves along.
     for (let i = 0; i < 600; i++) {
-      const res = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
-      const a = await res.json().catch(() => ({}));
+      const a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then((r) => r.json())
+        .catch(() => ({})); // a dropped poll is retried on the next turn
       if (a.status === "graded" || a.status === "not_graded") return show({ status: 201, body: a });
       const box = el("div", "msg pending");
       box.append(el("strong", "", STATUS_TEXT[a.status] || "Waiting…"));
@@ -191,10 +192,15 @@
       event.preventDefault();
       const button = which.querySelector("button[type=submit]");
       button.disabled = true;
+      let res;
       try {
-        await show(await post(which.dataset.api, payload(which)));
+        res = await post(which.dataset.api, payload(which));
       } catch (e) {
-        which.submit(); // network trouble: fall back to the plain form post
+        which.submit(); // the request never got an answer: fall back to the plain form post
+        return;
+      }
+      try {
+        await show(res); // whatever fails from here on, the answer was recorded: never post it twice
       } finally {
         button.disabled = false;
       }
