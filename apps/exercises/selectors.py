@@ -27,9 +27,9 @@ class Counts:
 def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
     """Published workbooks with the caller's solved/total counts (two queries)."""
     workbooks = list(
-        Workbook.objects.filter(is_published=True).annotate(
-            total=Count("exercises", filter=Q(exercises__is_active=True))
-        )
+        Workbook.objects.filter(is_published=True)
+        .annotate(total=Count("exercises", filter=Q(exercises__is_active=True)))
+        .order_by("position", "slug")  # Meta.ordering does not apply to an aggregating query
     )
     solved = _solved_by(user, "workbook_id")
     return [(w, Counts(w.total, solved.get(w.pk, 0))) for w in workbooks]

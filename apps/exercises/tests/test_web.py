@@ -151,3 +151,37 @@ def test_code_exercise_says_plainly_when_the_sandbox_is_not_running(web: Client,
     response = web.post(f"{WB}0.5/", {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"})
     assert "not running on this server right now. Nothing was recorded." in response.text
     assert Attempt.objects.count() == 0
+
+
+def form_fields(payload: dict[str, object]) -> dict[str, object]:
+    """The API payload as the page's plain form posts it (no JavaScript)."""
+    if "cells" in payload:
+        cells = payload["cells"]
+        assert isinstance(cells, dict)
+        return {f"cell:{cid}": value for cid, value in cells.items()}
+    return payload
+
+
+@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving"])
+def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client, slug: str, no_sandbox: None) -> None:
+    """Every exercise of every workbook through the page itself: its widget, and a correct plain-form
+    answer graded as correct (code is the sandbox's: apps/sandbox/tests/test_flow.py)."""
+    listed = Exercise.objects.filter(workbook__slug=slug, is_active=True).select_related("current_version", "workbook")
+    assert listed.exists()
+    markers = {
+        "numeric": 'name="answer"',
+        "choice": 'name="choices"',
+        "order": 'name="pos:',
+        "lines": 'name="lines"',
+        "table": 'name="cell:',
+        "code": 'name="code"',
+    }
+    for exercise in listed:
+        page = web.get(f"/w/{slug}/{exercise.number}/")
+        assert page.status_code == 200, exercise.number
+        assert markers[exercise.format] in page.text, exercise.number
+        if exercise.format == "code":
+            continue
+        graded = web.post(f"/w/{slug}/{exercise.number}/", form_fields(correct_payload(exercise)))
+        assert graded.status_code == 200, (exercise.number, graded.text[-500:])
+        assert "✓ Correct" in graded.text, exercise.number

@@ -39,9 +39,11 @@ class Sandbox:
     def _committed(self, fn: Callable[[], T]) -> T:
         return self.thread.submit(fn).result()
 
-    def submit(self, number: str, payload: dict[str, Any], *, timeout: float = 90.0) -> Attempt:
+    def submit(
+        self, number: str, payload: dict[str, Any], *, timeout: float = 90.0, workbook: str = "transformer-math"
+    ) -> Attempt:
         def create() -> int:
-            exercise = Exercise.objects.get(workbook__slug="transformer-math", number=number)
+            exercise = Exercise.objects.get(workbook__slug=workbook, number=number)
             return services.attempt_create(user=self.user, exercise=exercise, payload=payload).attempt.pk
 
         return self.wait(self._committed(create), timeout=timeout)

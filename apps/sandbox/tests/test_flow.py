@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptStatus, Verdict
+from apps.exercises.content import cache as content_cache
 from apps.exercises.models import Attempt, Exercise
 from apps.sandbox import selectors, services
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
@@ -252,3 +253,17 @@ def _version_id(number: str) -> int:
     version_id = Exercise.objects.get(workbook__slug="transformer-math", number=number).current_version_id
     assert version_id is not None
     return version_id
+
+
+@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving"])
+def test_every_code_exercise_is_solvable_in_the_sandbox(sandbox: Sandbox, slug: str) -> None:
+    """Each Build, and each Debug's fix, passes with its reference through the real worker."""
+    coded = [
+        (ex.number, spec.code)
+        for ex in Exercise.objects.filter(workbook__slug=slug, is_active=True).select_related("current_version")
+        if ex.current_version is not None and (spec := content_cache.resolved(ex.current_version).spec).code is not None
+    ]
+    assert coded, slug
+    for number, code in coded:
+        attempt = sandbox.submit(number, {"code": code.solution}, workbook=slug)
+        assert (attempt.status, attempt.verdict) == (AttemptStatus.GRADED, Verdict.CORRECT), (number, attempt.feedback)
