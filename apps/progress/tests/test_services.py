@@ -20,7 +20,9 @@ def test_concurrent_correct_attempts_solve_once(make_user: Callable[..., User]) 
 
     call_command("sync_content", "--workbook", "transformer-math", verbosity=0)  # transaction=True starts empty
     user = make_user("racer")
-    exercise = Exercise.objects.select_related("workbook", "current_version").get(number="4.4")
+    exercise = Exercise.objects.select_related("workbook", "current_version").get(
+        workbook__slug="transformer-math", number="4.4"
+    )
     barrier = threading.Barrier(8)
     first_solves: list[bool] = []
     solver: list[int] = []
