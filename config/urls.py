@@ -25,6 +25,7 @@ web: list[URLPattern | URLResolver] = [
     path("cohorts/", progress_views.cohorts, name="cohorts"),
     path("profile/", progress_views.profile, name="profile"),
     path("w/<slug:slug>/reset/", progress_views.workbook_reset, name="workbook-reset"),
+    path("w/<slug:slug>/skills/", progress_views.skills, name="skills"),
     path("w/<slug:slug>/", exercise_views.workbook, name="workbook"),
     path("w/<slug:slug>/<str:number>/", exercise_views.exercise, name="exercise"),
 ]

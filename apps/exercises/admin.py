@@ -27,7 +27,7 @@ from apps.exercises.content.render import RenderError, render
 from apps.exercises.content.resolve import ContentError
 from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.grading.formula import FormulaError, scope_of
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
+from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
 from apps.sandbox.local import LocalRunner
 
 
@@ -54,12 +54,18 @@ class ChapterInline(admin.TabularInline[Chapter, Workbook]):
     show_change_link = True
 
 
+class SkillInline(admin.TabularInline[Skill, Workbook]):
+    model = Skill
+    fields = ("position", "key", "text", "chapter", "exercises", "is_active")
+    extra = 0
+
+
 @admin.register(Workbook)
 class WorkbookAdmin(BumpsContentGeneration, admin.ModelAdmin[Workbook]):
     list_display = ("title", "slug", "position", "is_published", "exercise_count", "updated_at")
     list_filter = ("is_published",)
     search_fields = ("title", "slug", "summary")
-    inlines = [ChapterInline]
+    inlines = [ChapterInline, SkillInline]
 
     @admin.display(description="Exercises")
     def exercise_count(self, obj: Workbook) -> int:

@@ -94,6 +94,7 @@ def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
         "widget": presentation.widget(version, user.pk),
         "hints": presentation.hints(version, progress.hints_used if progress else 0),
         "solution": presentation.solution(version, progress),
+        "plot": presentation.plot(version, progress, user.pk),
         "previous": prev,
         "next": nxt,
     }

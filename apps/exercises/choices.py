@@ -25,6 +25,7 @@ class AnswerFormat(models.TextChoices):
     ORDER = "order", "Order the steps"
     LINES = "lines", "Select the buggy lines"
     TABLE = "table", "Table of cells"
+    PARTS = "parts", "Several answers (numbers or expressions)"
     CODE = "code", "Code"
 
 

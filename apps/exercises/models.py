@@ -13,7 +13,17 @@ from django.db import models
 
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 
-__all__ = ["AnswerFormat", "Attempt", "Chapter", "Exercise", "ExerciseKind", "ExerciseVersion", "Verdict", "Workbook"]
+__all__ = [
+    "AnswerFormat",
+    "Attempt",
+    "Chapter",
+    "Exercise",
+    "ExerciseKind",
+    "ExerciseVersion",
+    "Skill",
+    "Verdict",
+    "Workbook",
+]
 
 
 class Workbook(models.Model):
@@ -24,6 +34,7 @@ class Workbook(models.Model):
     source = models.CharField(max_length=300, blank=True)
     position = models.PositiveIntegerField(default=0)
     is_published = models.BooleanField(default=True)
+    skills_protocol = models.TextField(blank=True, help_text="Markdown: how to use the skills checklist.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -77,6 +88,25 @@ class Exercise(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workbook.slug} {self.number} {self.title}"
+
+
+class Skill(models.Model):
+    """One line of a workbook's skills checklist: something to be able to do cold."""
+
+    workbook = models.ForeignKey(Workbook, on_delete=models.CASCADE, related_name="skills")
+    key = models.SlugField(max_length=64, help_text="Stable id from skills.yaml; learners' checks point here.")
+    text = models.CharField(max_length=300)
+    chapter = models.ForeignKey(Chapter, on_delete=models.SET_NULL, null=True, blank=True, related_name="skills")
+    exercises = models.JSONField(default=list, blank=True, help_text="Exercise numbers to practise it with.")
+    position = models.PositiveIntegerField(default=0)
+    is_active = models.BooleanField(default=True, help_text="Gone from skills.yaml: kept for learners' history.")
+
+    class Meta:
+        ordering = ["workbook", "position"]
+        constraints = [models.UniqueConstraint(fields=["workbook", "key"], name="skill_unique_key")]
+
+    def __str__(self) -> str:
+        return f"{self.workbook.slug} · {self.text}"
 
 
 class ExerciseVersion(models.Model):

@@ -17,12 +17,14 @@ from typing import Any
 
 from django.conf import settings
 
-from apps.exercises import parts
+from apps.exercises import parts, roofline, selectors
 from apps.exercises.choices import AnswerFormat, AttemptPart
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import ResolvedExercise
-from apps.exercises.content.schema import CodeSpec, ExerciseSpec
+from apps.exercises.content.schema import CodeSpec, ExerciseSpec, PartSpec
 from apps.exercises.grading.base import InvalidAnswer
+from apps.exercises.grading.numeric import NumericTarget
+from apps.exercises.grading.symbolic import SymbolicTarget
 from apps.exercises.models import ExerciseVersion
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors as sandbox_selectors
@@ -105,6 +107,8 @@ def widget(version: ExerciseVersion, user_id: int) -> dict[str, Any]:
         return widget
     if fmt == AnswerFormat.TABLE:
         return {"format": fmt, **_table(spec, r)}
+    if fmt == AnswerFormat.PARTS:
+        return {"format": fmt, "parts": [_part(p, r) for p in spec.parts or []]}
     assert spec.code is not None
     return {"format": fmt, **_code_widget(spec.code)}
 
@@ -137,6 +141,38 @@ def _table(spec: ExerciseSpec, r: ResolvedExercise) -> dict[str, Any]:
         ],
         "rows": rows,
     }
+
+
+def _part(part: PartSpec, r: ResolvedExercise) -> dict[str, Any]:
+    if part.answer is not None:
+        target = r.parts[part.key]
+        assert isinstance(target, NumericTarget)
+        return {
+            "key": part.key,
+            "label": part.label,
+            "kind": "numeric",
+            "input_unit": part.answer.input_unit or part.answer.unit,
+            "quantity": target.dim.describe(),
+            "symbols": [],
+        }
+    assert part.expression is not None
+    return {
+        "key": part.key,
+        "label": part.label,
+        "kind": "expression",
+        "input_unit": None,
+        "quantity": None,
+        "symbols": [{"name": n, "meaning": m} for n, m in part.expression.symbols.items()],
+    }
+
+
+def part_labels(spec: ExerciseSpec) -> dict[str, str]:
+    return {p.key: p.label for p in spec.parts or []}
+
+
+def field_labels(spec: ExerciseSpec) -> dict[str, str]:
+    """Labels of the separately graded fields: table cells or parts."""
+    return part_labels(spec) if spec.format == AnswerFormat.PARTS else table_labels(spec)
 
 
 def table_labels(spec: ExerciseSpec) -> dict[str, str]:
@@ -187,9 +223,54 @@ def solution(version: ExerciseVersion, progress: ExerciseProgress | None) -> dic
         out["fixed_code"] = spec.code.solution
     elif spec.format == AnswerFormat.TABLE:
         out["cells"] = {cid: t.text() for cid, t in r.cells.items()}
+    elif spec.format == AnswerFormat.PARTS:
+        out["parts"] = [
+            {"key": p.key, "label": p.label, "text": _part_answer(r.parts[p.key])} for p in spec.parts or []
+        ]
     elif spec.format == AnswerFormat.CODE and spec.code is not None:
         out["reference_solution"] = spec.code.solution
     return out
+
+
+def plot(version: ExerciseVersion, progress: ExerciseProgress | None, user_id: int) -> dict[str, Any] | None:
+    """The roofline with the learner's own values on it — only once the answer is visible."""
+    r = cache.resolved(version)
+    spec = r.spec
+    if spec.plot is None or progress is None or not progress.answer_visible:
+        return None
+    answers: dict[str, float] = dict(r.part_values)
+    targets: dict[str, NumericTarget] = {k: t for k, t in r.parts.items() if isinstance(t, NumericTarget)}
+    if r.numeric is not None:
+        answers["answer"] = float(r.scope["answer"])
+        targets["answer"] = r.numeric
+    yours: dict[str, float | None] = {}
+    for key, base in selectors.latest_values(user_id=user_id, version=version).items():
+        target = targets.get(key)
+        if target is not None and answers.get(key):
+            yours[key] = base / (target.value / answers[key])  # base units → the answer's unit
+    figure = roofline.draw(spec.plot, r.scope, answers, yours)
+    return {
+        "title": spec.plot.title,
+        "svg": figure.svg,
+        "curves": list(figure.curves),
+        "points": [
+            {
+                "label": p.label,
+                "kind": p.kind,
+                "curve": p.curve,
+                "curve_label": figure.curves[p.curve],
+                "x": p.x,
+                "y": p.y,
+                "x_text": roofline.si(p.x),
+                "y_text": roofline.si(p.y) + "FLOP/s",
+            }
+            for p in figure.points
+        ],
+    }
+
+
+def _part_answer(target: NumericTarget | SymbolicTarget) -> str:
+    return target.text if isinstance(target, SymbolicTarget) else target.text()
 
 
 def map_ids(given: Sequence[Any], mapping: dict[str, Any], what: str) -> list[Any]:

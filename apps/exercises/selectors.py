@@ -10,7 +10,7 @@ from django.http import Http404
 
 from apps.accounts.models import User
 from apps.exercises.content import cache
-from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
+from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
 from apps.progress.models import ExerciseProgress
 
 
@@ -162,3 +162,24 @@ def attempt_get(*, user: User, attempt_id: int) -> Attempt:
         return attempt_list(user=user).get(pk=attempt_id)
     except Attempt.DoesNotExist:
         raise Http404("No such attempt.") from None
+
+
+def latest_values(*, user_id: int, version: ExerciseVersion, limit: int = 20) -> dict[str, float]:
+    """The learner's most recent number for each field of a version (base units): for the plot.
+
+    A numeric answer is keyed ``answer``; parts and table cells by their key. One query.
+    """
+    out: dict[str, float] = {}
+    rows = (
+        Attempt.objects.filter(user_id=user_id, version=version, verdict__in=[Verdict.CORRECT, Verdict.INCORRECT])
+        .order_by("-created_at", "-id")
+        .values_list("parsed", "details")[:limit]
+    )
+    for parsed, details in rows:
+        if isinstance(parsed, dict) and isinstance(parsed.get("value"), int | float):
+            out.setdefault("answer", float(parsed["value"]))
+        cells = details.get("cells") if isinstance(details, dict) else None
+        for key, verdict in (cells or {}).items():
+            if isinstance(verdict, dict) and isinstance(verdict.get("value"), int | float):
+                out.setdefault(key, float(verdict["value"]))
+    return out

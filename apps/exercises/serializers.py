@@ -66,6 +66,13 @@ class TableAnswerIn(serializers.Serializer[Any]):
     )
 
 
+class PartsAnswerIn(serializers.Serializer[Any]):
+    parts = serializers.DictField(
+        child=serializers.CharField(max_length=400, allow_blank=True),
+        help_text="Part key → a number with its unit, or an expression. Parts may be left out.",
+    )
+
+
 class CodeAnswerIn(serializers.Serializer[Any]):
     code = serializers.CharField(max_length=100_000, trim_whitespace=False)
 
@@ -76,6 +83,7 @@ ANSWER_INPUTS: dict[str, type[serializers.Serializer[Any]]] = {
     AnswerFormat.ORDER: OrderAnswerIn,
     AnswerFormat.LINES: LinesAnswerIn,
     AnswerFormat.TABLE: TableAnswerIn,
+    AnswerFormat.PARTS: PartsAnswerIn,
     AnswerFormat.CODE: CodeAnswerIn,
 }
 
@@ -164,6 +172,24 @@ class TableWidget(_Widget):
     rows = TableRowOut(many=True)
 
 
+class SymbolOut(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    meaning = serializers.CharField()
+
+
+class PartOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    kind = serializers.ChoiceField(choices=["numeric", "expression"])
+    input_unit = serializers.CharField(allow_null=True, help_text="numeric: how a bare number is read.")
+    quantity = serializers.CharField(allow_null=True, help_text="numeric: what kind of quantity is asked for.")
+    symbols = SymbolOut(many=True, help_text="expression: the names it may use.")
+
+
+class PartsWidget(_Widget):
+    parts = PartOut(many=True)
+
+
 class CodeWidget(_Widget, CodeFixOut):
     pass
 
@@ -176,6 +202,7 @@ Widget = PolymorphicProxySerializer(
         AnswerFormat.ORDER.value: OrderWidget,
         AnswerFormat.LINES.value: LinesWidget,
         AnswerFormat.TABLE.value: TableWidget,
+        AnswerFormat.PARTS.value: PartsWidget,
         AnswerFormat.CODE.value: CodeWidget,
     },
     resource_type_field_name="format",
@@ -229,6 +256,16 @@ class TableSolution(_Solution):
     cells = serializers.DictField(child=serializers.CharField())
 
 
+class PartAnswerOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    text = serializers.CharField(help_text="A number in the part's input unit, or the expression.")
+
+
+class PartsSolution(_Solution):
+    parts = PartAnswerOut(many=True)
+
+
 class CodeSolution(_Solution):
     reference_solution = serializers.CharField()
 
@@ -241,6 +278,7 @@ Solution = PolymorphicProxySerializer(
         AnswerFormat.ORDER.value: OrderSolution,
         AnswerFormat.LINES.value: LinesSolution,
         AnswerFormat.TABLE.value: TableSolution,
+        AnswerFormat.PARTS.value: PartsSolution,
         AnswerFormat.CODE.value: CodeSolution,
     },
     resource_type_field_name="format",
@@ -310,6 +348,24 @@ class ChapterRefOut(serializers.Serializer[Any]):
     title = serializers.CharField()
 
 
+class PlotPointOut(serializers.Serializer[Any]):
+    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
+    kind = serializers.ChoiceField(choices=["yours", "answer", "fixed"])
+    curve = serializers.IntegerField()
+    curve_label = serializers.CharField()
+    x = serializers.FloatField()
+    y = serializers.FloatField(help_text="Attainable FLOP/s at x on its curve.")
+    x_text = serializers.CharField()
+    y_text = serializers.CharField()
+
+
+class PlotOut(serializers.Serializer[Any]):
+    title = serializers.CharField()
+    svg = serializers.CharField(help_text="The roofline as SVG, drawn on the server.")
+    curves = serializers.ListField(child=serializers.CharField())
+    points = PlotPointOut(many=True)
+
+
 class ExerciseDetailOut(ExerciseSummaryOut):
     workbook = serializers.CharField()
     chapter_info = ChapterRefOut()
@@ -318,6 +374,7 @@ class ExerciseDetailOut(ExerciseSummaryOut):
     widget = serializers.SerializerMethodField()
     hints = HintsOut()
     solution = serializers.SerializerMethodField()
+    plot = PlotOut(allow_null=True, help_text="A roofline with your values, once solved or revealed.")
     previous = serializers.CharField(allow_null=True)
     next = serializers.CharField(allow_null=True)
 

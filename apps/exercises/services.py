@@ -20,11 +20,11 @@ from apps.exercises import parts, presentation
 from apps.exercises.choices import AnswerFormat, AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
-from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
+from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, SkillsSpec, WorkbookSpec
 from apps.exercises.grading import numeric
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
-from apps.exercises.grading.structured import grade_choice, grade_lines, grade_order, grade_table
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
+from apps.exercises.grading.structured import grade_choice, grade_lines, grade_order, grade_parts, grade_table
+from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import services as sandbox_services
@@ -81,9 +81,34 @@ def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
     gone = Exercise.objects.filter(workbook=workbook, is_active=True).exclude(number__in=seen)
     report.retired = sorted(gone.values_list("number", flat=True))
     gone.update(is_active=False)
+    skills_sync(workbook=workbook, spec=spec.skills)
     cache.bump_generation()
     logger.info("content synced", extra={"workbook": spec.slug})
     return report
+
+
+def skills_sync(*, workbook: Workbook, spec: SkillsSpec | None) -> None:
+    """The checklist as in skills.yaml. Skills that left it are retired, learners' checks kept."""
+    protocol = spec.protocol if spec else ""
+    if workbook.skills_protocol != protocol:
+        workbook.skills_protocol = protocol
+        workbook.save(update_fields=["skills_protocol", "updated_at"])
+    chapters = {c.number: c for c in workbook.chapters.all()}
+    keys = []
+    for position, skill in enumerate(spec.skills if spec else []):
+        keys.append(skill.key)
+        Skill.objects.update_or_create(
+            workbook=workbook,
+            key=skill.key,
+            defaults={
+                "text": skill.text,
+                "chapter": chapters.get(skill.chapter),
+                "exercises": list(skill.exercises),
+                "position": position,
+                "is_active": True,
+            },
+        )
+    Skill.objects.filter(workbook=workbook).exclude(key__in=keys).update(is_active=False)
 
 
 def chapter_upsert(*, workbook: Workbook, spec: ChapterSpec) -> Chapter:
@@ -178,6 +203,9 @@ def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, 
         if spec.format == AnswerFormat.TABLE:
             cells = _field(payload, "cells", dict)
             return grade_table(r.cells, presentation.table_labels(spec), {str(k): str(v) for k, v in cells.items()})
+        if spec.format == AnswerFormat.PARTS:
+            answers = _field(payload, "parts", dict)
+            return grade_parts(r.parts, presentation.part_labels(spec), {str(k): str(v) for k, v in answers.items()})
     except InvalidAnswer as exc:
         raise _invalid(exc) from None
     raise ApplicationError("Code is graded in the sandbox, not here.", code="code_is_queued", status_code=400)

@@ -91,6 +91,8 @@ def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
         return {"lines": lines}
     if fmt == AnswerFormat.TABLE:
         return {"cells": {k.removeprefix("cell:"): v for k, v in data.items() if k.startswith("cell:")}}
+    if fmt == AnswerFormat.PARTS:
+        return {"parts": {k.removeprefix("part:"): v for k, v in data.items() if k.startswith("part:")}}
     if fmt == AnswerFormat.ORDER:
         # Without JavaScript each step has a position select; with it, hidden inputs in order.
         if data.getlist("order"):
@@ -148,8 +150,8 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         "api_preview": reverse("api:exercise-preview", args=[slug, number]),
         "api_hints": reverse("api:exercise-hints", args=[slug, number]),
         "api_reveal": reverse("api:exercise-reveal", args=[slug, number]),
-        "table_labels": presentation.table_labels(cache.resolved(ex.current_version).spec)
-        if ex.format == AnswerFormat.TABLE and ex.current_version
+        "table_labels": presentation.field_labels(cache.resolved(ex.current_version).spec)
+        if ex.format in (AnswerFormat.TABLE, AnswerFormat.PARTS) and ex.current_version
         else {},
     }
     status = 400 if error is not None and error.status_code == 400 else 200

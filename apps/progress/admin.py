@@ -25,7 +25,7 @@ from django.utils.html import format_html
 from apps.accounts.models import Role, User
 from apps.exercises import selectors as exercise_selectors
 from apps.progress import selectors, services
-from apps.progress.models import Cohort, CohortWorkbook, Membership
+from apps.progress.models import Cohort, CohortWorkbook, Membership, SkillCheck
 
 
 def _teaches(user: Any, cohort: Cohort | None = None) -> bool:
@@ -291,3 +291,35 @@ def csv_response(filename: str, header: list[str], rows: Iterable[list[Any]]) ->
     for row in rows:
         writer.writerow([_cell(v) for v in row])
     return response
+
+
+@admin.register(SkillCheck)
+class SkillCheckAdmin(admin.ModelAdmin[SkillCheck]):
+    """Read-only: which skills learners ticked and how their reviews go. Instructors see their cohorts."""
+
+    list_display = ("user", "skill", "stage", "checked_at", "due_at", "reviews", "lapses")
+    list_filter = ("skill__workbook",)
+    search_fields = ("user__username", "skill__text")
+    list_select_related = ("user", "skill", "skill__workbook")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SkillCheck]:
+        qs = super().get_queryset(request)
+        user = request.user
+        if isinstance(user, User) and user.is_superuser:
+            return qs
+        return qs.filter(user__memberships__cohort__instructor_id=getattr(user, "pk", None)).distinct()
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _teaches(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return _teaches(request.user)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

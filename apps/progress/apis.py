@@ -17,10 +17,11 @@ from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import apis as exercise_apis
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises.apis import counts_dict
+from apps.exercises.content.render import markdown_html
 from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ErrorOut
 from apps.progress import selectors, services
-from apps.progress.models import Cohort
+from apps.progress.models import Cohort, SkillCheck
 from apps.progress.serializers import (
     BoardOut,
     BoardQueryIn,
@@ -33,6 +34,9 @@ from apps.progress.serializers import (
     ProfileOut,
     ProgressOut,
     ResetOut,
+    SkillBoardOut,
+    SkillMarkIn,
+    SkillOut,
     StreakOut,
     WorkbookMasteryOut,
 )
@@ -335,3 +339,66 @@ class CohortExerciseStatsApi(APIView):
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
         stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
         return Response(represent_many(ExerciseStatsOut, [stats_dict(s) for s in stats]))
+
+
+def skill_dict(row: selectors.SkillRow) -> dict[str, Any]:
+    check = row.check
+    return {
+        "key": row.skill.key,
+        "text": row.skill.text,
+        "chapter": row.skill.chapter.number if row.skill.chapter else None,
+        "exercises": row.skill.exercises,
+        "state": row.state,
+        "check": None
+        if check is None
+        else {
+            "stage": check.stage,
+            "checked_at": check.checked_at,
+            "reviewed_at": check.reviewed_at,
+            "due_at": check.due_at,
+            "reviews": check.reviews,
+            "lapses": check.lapses,
+        },
+    }
+
+
+def skill_board_dict(board: selectors.SkillBoard) -> dict[str, Any]:
+    return {
+        "workbook": board.workbook.slug,
+        "protocol_html": markdown_html(board.workbook.skills_protocol) if board.workbook.skills_protocol else "",
+        "review_days": list(SkillCheck.REVIEW_DAYS),
+        "total": board.total,
+        "mastered": board.mastered,
+        "due": board.due,
+        "skills": [skill_dict(r) for r in board.rows],
+    }
+
+
+class SkillBoardApi(APIView):
+    @extend_schema(
+        operation_id="skills_list",
+        responses={200: SkillBoardOut, 401: ERRORS[401], 404: ERRORS[404]},
+        description="The workbook's skills checklist with your ticks and the reviews due (spaced retrieval).",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        workbook = exercise_selectors.workbook_get(slug=slug)
+        return Response(
+            represent(SkillBoardOut, skill_board_dict(selectors.skill_board(user=_user(request), workbook=workbook)))
+        )
+
+
+class SkillMarkApi(APIView):
+    @extend_schema(
+        operation_id="skills_mark",
+        request=SkillMarkIn,
+        responses={200: SkillOut, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404]},
+        description="Tick a skill, record a review (remembered / forgot), or untick it.",
+    )
+    def post(self, request: Request, slug: str, key: str) -> Response:
+        workbook = exercise_selectors.workbook_get(slug=slug)
+        skill = selectors.skill_get(workbook=workbook, key=key)
+        body = SkillMarkIn(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = _user(request)
+        check = services.skill_mark(user=user, skill=skill, action=body.validated_data["action"])
+        return Response(represent(SkillOut, skill_dict(selectors.skill_row(skill, check))))

@@ -8,6 +8,7 @@ read is a lookup, never an aggregation over raw attempts:
 - ``DailyActivity``: solves per learner per local day (the calendar heatmap).
 - ``Score`` and ``ScoreBucket``: leaderboard rows per board, and how many learners hold each
   score on a global board, so "my rank" is a sum over buckets, not a count over 100k learners.
+- ``SkillCheck``: a learner's ticked skill and its spaced-retrieval schedule (next review due).
 - ``Cohort``, ``CohortWorkbook``, ``Membership``: classes with a join code, a time zone and
   assigned workbooks with optional due dates.
 """
@@ -193,3 +194,28 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}∈{self.cohort_id}"
+
+
+class SkillCheck(models.Model):
+    """A skill the learner says they can do cold, and when to prove it again.
+
+    Reviews widen the gap (``REVIEW_DAYS``); forgetting starts the schedule over.
+    """
+
+    REVIEW_DAYS = (1, 3, 7, 21, 60)
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skill_checks")
+    skill = models.ForeignKey("exercises.Skill", on_delete=models.CASCADE, related_name="checks")
+    stage = models.PositiveSmallIntegerField(default=0, help_text="Index into REVIEW_DAYS of the current gap.")
+    checked_at = models.DateTimeField()
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(help_text="When the next review is due.")
+    reviews = models.PositiveIntegerField(default=0)
+    lapses = models.PositiveIntegerField(default=0, help_text="Reviews answered with “forgot”.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "skill"], name="skillcheck_unique_user_skill")]
+        indexes = [models.Index(fields=["user", "due_at"], name="skillcheck_user_due")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.skill_id}"

@@ -36,7 +36,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache
-from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.exercises.models import Attempt, Exercise, Skill, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress.models import (
     Cohort,
@@ -47,6 +47,7 @@ from apps.progress.models import (
     Membership,
     Score,
     ScoreBucket,
+    SkillCheck,
 )
 from apps.progress.services import GLOBAL_ALL, cohort_week_board, effective_time_zone, global_week_board, week_start
 
@@ -577,3 +578,56 @@ def learner_attempts(*, cohort: Cohort, user_id: int, limit: int = 500) -> tuple
         Attempt.objects.filter(user=learner).select_related("exercise__workbook").order_by("-created_at", "-id")[:limit]
     )
     return learner, qs
+
+
+# ---- skills checklist ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillRow:
+    skill: Skill
+    check: SkillCheck | None
+    due: bool  # ticked and its review is due now
+
+    @property
+    def state(self) -> str:
+        if self.check is None:
+            return "open"
+        return "due" if self.due else "mastered"
+
+
+@dataclass(frozen=True)
+class SkillBoard:
+    workbook: Workbook
+    rows: list[SkillRow]
+
+    @property
+    def total(self) -> int:
+        return len(self.rows)
+
+    @property
+    def mastered(self) -> int:
+        return sum(1 for r in self.rows if r.check is not None)
+
+    @property
+    def due(self) -> int:
+        return sum(1 for r in self.rows if r.due)
+
+
+def skill_board(*, user: User, workbook: Workbook, at: datetime | None = None) -> SkillBoard:
+    """The checklist with this learner's ticks and reviews due. Two queries."""
+    now = at or timezone.now()
+    skills = list(Skill.objects.filter(workbook=workbook, is_active=True).select_related("chapter"))
+    checks = {c.skill_id: c for c in SkillCheck.objects.filter(user=user, skill__in=[s.pk for s in skills])}
+    return SkillBoard(workbook, [skill_row(skill, checks.get(skill.pk), now) for skill in skills])
+
+
+def skill_row(skill: Skill, check: SkillCheck | None, now: datetime | None = None) -> SkillRow:
+    return SkillRow(skill, check, check is not None and check.due_at <= (now or timezone.now()))
+
+
+def skill_get(*, workbook: Workbook, key: str) -> Skill:
+    skill = Skill.objects.filter(workbook=workbook, key=key, is_active=True).first()
+    if skill is None:
+        raise Http404("No such skill.")
+    return skill

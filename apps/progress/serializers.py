@@ -161,3 +161,39 @@ class ExerciseStatsOut(serializers.Serializer[Any]):
     median_attempts_to_solve = serializers.FloatField(allow_null=True)
     reveal_share = serializers.FloatField(allow_null=True, help_text="Share who revealed before solving.")
     wrong_answers = WrongAnswerOut(many=True)
+
+
+class SkillCheckOut(serializers.Serializer[Any]):
+    stage = serializers.IntegerField(help_text="0..4: the review gap is REVIEW_DAYS[stage] days.")
+    checked_at = serializers.DateTimeField()
+    reviewed_at = serializers.DateTimeField(allow_null=True)
+    due_at = serializers.DateTimeField(help_text="When the next review is due.")
+    reviews = serializers.IntegerField()
+    lapses = serializers.IntegerField()
+
+
+class SkillOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    text = serializers.CharField()
+    chapter = serializers.IntegerField(allow_null=True)
+    exercises = serializers.ListField(child=serializers.CharField(), help_text="Exercise numbers to practise it.")
+    state = serializers.ChoiceField(choices=["open", "mastered", "due"])
+    check = SkillCheckOut(allow_null=True)
+
+
+class SkillBoardOut(serializers.Serializer[Any]):
+    workbook = serializers.CharField()
+    protocol_html = serializers.CharField(allow_blank=True)
+    review_days = serializers.ListField(child=serializers.IntegerField())
+    total = serializers.IntegerField()
+    mastered = serializers.IntegerField()
+    due = serializers.IntegerField()
+    skills = SkillOut(many=True)
+
+
+class SkillMarkIn(serializers.Serializer[Any]):
+    action = serializers.ChoiceField(
+        choices=["tick", "remembered", "forgot", "untick"],
+        help_text="tick: I can do this cold (first review in a day). remembered / forgot: a review's outcome. "
+        "untick: take it off the list.",
+    )

@@ -14,12 +14,15 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import selectors as exercise_selectors
+from apps.exercises.content.render import markdown_html
 from apps.progress import charts, selectors, services
+from apps.progress.models import SkillCheck
 
 
 def _user(request: HttpRequest) -> User:
@@ -53,6 +56,31 @@ def workbook_reset(request: HttpRequest, slug: str) -> HttpResponse:
     cleared = services.workbook_reset(user=_user(request), workbook=workbook)
     messages.success(request, f"{workbook.title} starts over: {cleared} exercises cleared. Your points stay.")
     return redirect("web:workbook", slug=slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def skills(request: HttpRequest, slug: str) -> HttpResponse:
+    """The workbook's skills checklist: tick what you can do cold, then review it when it is due."""
+    user = _user(request)
+    workbook = exercise_selectors.workbook_get(slug=slug)
+    if request.method == "POST":
+        skill = selectors.skill_get(workbook=workbook, key=request.POST.get("skill", ""))
+        try:
+            services.skill_mark(user=user, skill=skill, action=request.POST.get("action", ""))
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        return redirect(reverse("web:skills", args=[slug]) + f"#skill-{skill.key}")
+    board = selectors.skill_board(user=user, workbook=workbook)
+    prefix = reverse("web:exercise", args=[slug, "0.0"]).removesuffix("0.0/")
+    context = {
+        "workbook": workbook,
+        "board": board,
+        "protocol_html": markdown_html(workbook.skills_protocol) if workbook.skills_protocol else "",
+        "exercise_prefix": prefix,
+        "review_days": SkillCheck.REVIEW_DAYS,
+    }
+    return render(request, "progress/skills.html", context)
 
 
 class BoardForm(forms.Form):

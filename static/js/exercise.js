@@ -28,6 +28,11 @@
       for (const [k, v] of data.entries()) if (k.startsWith("cell:")) cells[k.slice(5)] = v;
       return { cells: cells };
     }
+    if (format === "parts") {
+      const parts = {};
+      for (const [k, v] of data.entries()) if (k.startsWith("part:")) parts[k.slice(5)] = v;
+      return { parts: parts };
+    }
     if (format === "order") {
       const pos = [];
       for (const [k, v] of data.entries()) if (k.startsWith("pos:")) pos.push([Number(v), k.slice(4)]);
@@ -140,13 +145,13 @@
   function markCells(cells) {
     // Each graded cell says so next to its input, in words as well as colour.
     for (const [cid, v] of Object.entries(cells)) {
-      const input = form.querySelector('input[name="cell:' + CSS.escape(cid) + '"]');
+      const input = form.querySelector('input[name="cell:' + CSS.escape(cid) + '"], input[name="part:' + CSS.escape(cid) + '"]');
       if (!input) continue;
       input.setAttribute("aria-invalid", v.correct ? "false" : "true");
       let mark = input.parentElement.querySelector(".cell-mark");
       if (!mark) { mark = el("span", "cell-mark"); input.after(mark); }
       mark.className = "cell-mark " + (v.correct ? "ok" : "bad");
-      mark.textContent = v.correct ? "✓ right" : "✗ " + (v.understood ? "read as " + v.understood : "wrong");
+      mark.textContent = v.correct ? "✓ right" : v.answered === false ? "not answered" : "✗ " + (v.understood ? "read as " + v.understood : "wrong");
     }
   }
 

@@ -14,11 +14,12 @@ import difflib
 import math
 from collections.abc import Callable, Iterable
 
+from apps.exercises import roofline
 from apps.exercises.choices import AnswerFormat, ExerciseKind
 from apps.exercises.content.render import RenderError, placeholders, render, unrendered_math
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
-from apps.exercises.grading import numeric
+from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.grading.structured import order_constraints
@@ -27,9 +28,9 @@ from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import judge
 
 KIND_FORMATS: dict[str, set[str]] = {
-    ExerciseKind.DERIVE: {AnswerFormat.NUMERIC, AnswerFormat.TABLE},
-    ExerciseKind.TRACE: {AnswerFormat.CHOICE},
-    ExerciseKind.DESIGN: {AnswerFormat.ORDER, AnswerFormat.CHOICE, AnswerFormat.NUMERIC},
+    ExerciseKind.DERIVE: {AnswerFormat.NUMERIC, AnswerFormat.TABLE, AnswerFormat.PARTS},
+    ExerciseKind.TRACE: {AnswerFormat.CHOICE, AnswerFormat.PARTS},
+    ExerciseKind.DESIGN: {AnswerFormat.ORDER, AnswerFormat.CHOICE, AnswerFormat.NUMERIC, AnswerFormat.PARTS},
     ExerciseKind.BUILD: {AnswerFormat.CODE},
     ExerciseKind.DEBUG: {AnswerFormat.LINES, AnswerFormat.CODE},
 }
@@ -46,10 +47,20 @@ def texts(spec: ExerciseSpec) -> Iterable[tuple[str, str]]:
         yield f"options[{i}].feedback", opt.feedback
     for step in spec.steps or []:
         yield f"steps[{step.id}]", step.text
-    if spec.answer:
-        for kind, cands in (("alternates", spec.answer.alternates), ("mistakes", spec.answer.mistakes)):
+    answers = [("answer", spec.answer)] + [(f"parts[{p.key}]", p.answer) for p in spec.parts or []]
+    for where, answer in answers:
+        if answer is None:
+            continue
+        for kind, cands in (("alternates", answer.alternates), ("mistakes", answer.mistakes)):
             for i, cand in enumerate(cands):
-                yield f"answer.{kind}[{i}].feedback", cand.feedback
+                yield f"{where}.{kind}[{i}].feedback", cand.feedback
+    for part in spec.parts or []:
+        yield f"parts[{part.key}].label", part.label
+        if part.expression is not None:
+            for i, m in enumerate(part.expression.mistakes):
+                yield f"parts[{part.key}].expression.mistakes[{i}].feedback", m.feedback
+            if part.expression.approximate is not None:
+                yield f"parts[{part.key}].expression.approximate.feedback", part.expression.approximate.feedback
 
 
 def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[str]:
@@ -77,9 +88,12 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
         AnswerFormat.ORDER: _check_order,
         AnswerFormat.TABLE: _check_table,
         AnswerFormat.CHOICE: _check_choice,
+        AnswerFormat.PARTS: _check_parts,
     }
     if spec.format in checkers:
         problems += checkers[spec.format](spec, resolved)
+    if spec.plot is not None:
+        problems += _check_plot(spec, resolved)
     if spec.format == AnswerFormat.LINES:
         problems += _check_lines(spec)
     if spec.code is not None and runner is not None:
@@ -167,6 +181,45 @@ def _check_table(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     for cell_id, target in resolved.cells.items():
         problems += _check_target(target, f"cell {cell_id}")
     return problems
+
+
+def _check_parts(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    problems: list[str] = []
+    for key, target in resolved.parts.items():
+        where = f"part {key}"
+        if isinstance(target, numeric.NumericTarget):
+            problems += _check_target(target, where)
+            continue
+        names = list(target.symbols)
+        try:
+            if not symbolic.grade(target.text, target).correct:
+                problems.append(f"{where}: the expected expression is not graded correct")
+        except InvalidAnswer as exc:
+            problems.append(f"{where}: the expected expression does not parse for learners: {exc.message}")
+        for i, mistake in enumerate(target.mistakes):
+            if symbolic.equivalent(mistake.expr, target.expr, names):
+                problems.append(f"{where}.mistakes[{i}] is equivalent to the answer, so it can never be reported")
+            elif target.accept_approximate and symbolic.equal_in_limit(mistake.expr, target.expr, names, target.small):
+                problems.append(f"{where}.mistakes[{i}] equals the answer under the accepted approximation")
+    return problems
+
+
+def _check_plot(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    """The plot draws, with the answers on it, over its whole x range."""
+    assert spec.plot is not None
+    answers = dict(resolved.part_values)
+    if resolved.numeric is not None:
+        answers["answer"] = float(resolved.scope["answer"])
+    try:
+        figure = roofline.draw(spec.plot, resolved.scope, answers, {})
+    except roofline.PlotError as exc:
+        return [str(exc)]
+    lo, hi = spec.plot.x.min, spec.plot.x.max
+    return [
+        f"plot: {p.label} at x = {p.x:.4g} falls outside the x axis"
+        for p in figure.points
+        if (lo is not None and p.x < lo) or (hi is not None and p.x > hi)
+    ]
 
 
 def changed_lines(before: str, after: str) -> set[int]:

@@ -4,6 +4,7 @@ Layout::
 
     <slug>/workbook.yaml            slug, title, summary, prerequisites, position, source
     <slug>/chapters/NN-name.yaml    one chapter: number, title, intro, exercises
+    <slug>/skills.yaml              optional: the skills checklist and its review protocol
     <slug>/code/<dir>/starter.py    code exercises: what the learner starts from
                      solution.py    the reference solution
                      tests.py       CASES = [...], a literal list (read with ast, never executed)
@@ -122,14 +123,18 @@ def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_
             problems.append(f"{path}: {exc}")
     if problems:
         raise LoadError("\n".join(problems))
+    skills_path = workbook_dir / "skills.yaml"
+    skills = _yaml(skills_path) if skills_path.is_file() and chapter_glob == "*" else None
     try:
-        spec = WorkbookSpec.model_validate({**meta, "chapters": chapters})
+        spec = WorkbookSpec.model_validate({**meta, "chapters": chapters, "skills": skills})
     except ValidationError as exc:
         raise LoadError(_format_validation(meta_path, exc)) from None
     numbers = [e.number for c in spec.chapters for e in c.exercises]
     dupes = sorted({n for n in numbers if numbers.count(n) > 1})
     if dupes:
         raise LoadError(f"{workbook_dir}: exercise numbers used twice: {dupes}")
+    if skills is not None and spec.skill_problems():
+        raise LoadError("\n".join(f"{skills_path}: {p}" for p in spec.skill_problems()))
     if workbook_dir.name != spec.slug:
         raise LoadError(f"{meta_path}: slug {spec.slug!r} does not match its folder {workbook_dir.name!r}")
     return spec

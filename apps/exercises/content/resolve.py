@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content.render import RenderError, substitute
-from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, TableColumn
+from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
 from apps.exercises.grading.numeric import Candidate, NumericTarget
+from apps.exercises.grading.symbolic import ExpressionError, SymbolicMistake, SymbolicTarget, parse_content
 from apps.exercises.grading.units import Unit, UnitError, unit
 
 
@@ -29,6 +30,10 @@ class ResolvedExercise:
     numeric: NumericTarget | None = None
     # Table answer cells by id ("<row key>.<column key>").
     cells: dict[str, NumericTarget] = field(default_factory=dict)
+    # Multi-part answers by part key: a number or an expression each.
+    parts: dict[str, NumericTarget | SymbolicTarget] = field(default_factory=dict)
+    # Each numeric part's answer in its own unit (for the plot's marks and derivations).
+    part_values: dict[str, Number] = field(default_factory=dict)
 
     @property
     def answer_text(self) -> str | None:
@@ -98,6 +103,29 @@ def numeric_target(
     return target, raw
 
 
+def symbolic_target(answer: SymbolicAnswer, scope: dict[str, Number], where: str) -> SymbolicTarget:
+    names = tuple(answer.symbols)
+    try:
+        expr = parse_content(answer.value, names)
+        mistakes = tuple(
+            SymbolicMistake(parse_content(m.value, names), substitute(m.feedback, scope)) for m in answer.mistakes
+        )
+        approx_feedback = substitute(answer.approximate.feedback, scope) if answer.approximate else ""
+    except ExpressionError as exc:
+        raise ContentError(f"{where}: {exc}") from None
+    except RenderError as exc:
+        raise ContentError(f"{where} feedback: {exc}") from None
+    return SymbolicTarget(
+        expr=expr,
+        text=answer.value,
+        symbols=names,
+        small=tuple(answer.approximate.small) if answer.approximate else (),
+        accept_approximate=answer.approximate.accept if answer.approximate else True,
+        approximate_feedback=approx_feedback,
+        mistakes=mistakes,
+    )
+
+
 def resolve(spec: ExerciseSpec) -> ResolvedExercise:
     """Evaluate a spec. Raises ContentError naming the failing field."""
     try:
@@ -119,4 +147,11 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
                 if col.value is not None:
                     target, _ = numeric_target(col, row_scope, f"rows[{row.key}].{col.key}")
                     cells[f"{row.key}.{col.key}"] = target
-    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells)
+    parts: dict[str, NumericTarget | SymbolicTarget] = {}
+    part_values: dict[str, Number] = {}
+    for part in spec.parts or []:
+        if part.answer is not None:
+            parts[part.key], part_values[part.key] = numeric_target(part.answer, scope, f"parts[{part.key}]")
+        elif part.expression is not None:
+            parts[part.key] = symbolic_target(part.expression, scope, f"parts[{part.key}].expression")
+    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values)

@@ -53,6 +53,99 @@ class NumericAnswer(Strict):
     mistakes: list[Candidate] = []
 
 
+class Approximation(Strict):
+    """The approximation a prompt states: these symbols are much smaller than the others."""
+
+    small: list[str] = Field(min_length=1)
+    accept: bool = Field(default=True, description="an answer equal only in that limit is accepted")
+    feedback: str = ""
+
+
+class ExpressionMistake(Strict):
+    value: str
+    feedback: str
+
+
+class SymbolicAnswer(Strict):
+    value: str = Field(description="the expression the prompt asks for, in `symbols`")
+    symbols: dict[str, str] = Field(description="name → meaning; the names a learner may use (positive reals)")
+    approximate: Approximation | None = None
+    mistakes: list[ExpressionMistake] = []
+
+    @model_validator(mode="after")
+    def _names(self) -> Self:
+        if not self.symbols:
+            raise ValueError("an expression needs at least one symbol")
+        for name in self.symbols:
+            if not _IDENT.match(name):
+                raise ValueError(f"symbol {name!r} is not an identifier")
+        if self.approximate is not None:
+            unknown = set(self.approximate.small) - set(self.symbols)
+            if unknown:
+                raise ValueError(f"approximate.small names unknown symbols: {sorted(unknown)}")
+        return self
+
+
+class PartSpec(Strict):
+    """One answer of a multi-part exercise: a number with a unit, or an expression."""
+
+    key: str
+    label: str
+    answer: NumericAnswer | None = None
+    expression: SymbolicAnswer | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if not _IDENT.match(self.key):
+            raise ValueError(f"part key {self.key!r} must be an identifier")
+        if (self.answer is None) == (self.expression is None):
+            raise ValueError(f"part {self.key!r} needs exactly one of `answer` (a number) or `expression`")
+        return self
+
+
+class PlotAxis(Strict):
+    label: str
+    min: float | None = Field(default=None, gt=0)
+    max: float | None = Field(default=None, gt=0)
+
+
+class PlotCurve(Strict):
+    label: str
+    peak: str = Field(description="formula: peak compute, FLOP/s")
+    bandwidth: str = Field(description="formula: memory bandwidth, bytes/s")
+    intensity: str | None = Field(default=None, description="formula in x; omitted: x is the intensity")
+
+
+class PlotMark(Strict):
+    curve: int = Field(default=0, ge=0)
+    label: str
+    part: str | None = Field(default=None, description="a part's key, or `answer` for a numeric exercise")
+    x: str | None = Field(default=None, description="formula: a fixed x")
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if (self.part is None) == (self.x is None):
+            raise ValueError("a mark needs exactly one of `part` or `x`")
+        return self
+
+
+class PlotSpec(Strict):
+    """A roofline drawn on the server after solving: min(peak, bandwidth × intensity(x)), log-log."""
+
+    title: str
+    x: PlotAxis
+    y: PlotAxis = PlotAxis(label="Attainable FLOP/s")
+    curves: list[PlotCurve] = Field(min_length=1, max_length=6)
+    marks: list[PlotMark] = []
+
+    @model_validator(mode="after")
+    def _marks(self) -> Self:
+        for mark in self.marks:
+            if mark.curve >= len(self.curves):
+                raise ValueError(f"mark {mark.label!r} names curve {mark.curve}, but there are {len(self.curves)}")
+        return self
+
+
 class ChoiceOption(Strict):
     text: str
     correct: bool = False
@@ -158,6 +251,8 @@ class ExerciseSpec(Strict):
     rows: list[TableRow] | None = None
     code: CodeSpec | None = None
     buggy_lines: list[int] | None = None
+    parts: list[PartSpec] | None = None
+    plot: PlotSpec | None = None
 
     @field_validator("number")
     @classmethod
@@ -182,13 +277,26 @@ class ExerciseSpec(Strict):
             AnswerFormat.LINES: ("code", "buggy_lines"),
             AnswerFormat.TABLE: ("columns", "rows"),
             AnswerFormat.CODE: ("code",),
+            AnswerFormat.PARTS: ("parts",),
         }[self.format]
         for name in required:
             if getattr(self, name) is None:
                 raise ValueError(f"a {self.format} exercise needs `{name}`")
         allowed = set(required) | ({"code"} if self.format == AnswerFormat.LINES else set())
         allowed |= {"constraints"} if self.format == AnswerFormat.ORDER else set()
-        for name in ("answer", "options", "steps", "constraints", "columns", "rows", "code", "buggy_lines"):
+        allowed |= {"plot"} if self.format in (AnswerFormat.NUMERIC, AnswerFormat.PARTS) else set()
+        for name in (
+            "answer",
+            "options",
+            "steps",
+            "constraints",
+            "columns",
+            "rows",
+            "code",
+            "buggy_lines",
+            "parts",
+            "plot",
+        ):
             if getattr(self, name) is not None and name not in allowed:
                 raise ValueError(f"`{name}` does not belong in a {self.format} exercise")
         if self.options is not None:
@@ -211,6 +319,17 @@ class ExerciseSpec(Strict):
             row_keys = [r.key for r in self.rows]
             if len(set(row_keys)) != len(row_keys):
                 raise ValueError("table rows need distinct keys")
+        if self.parts is not None:
+            keys = [p.key for p in self.parts]
+            if not keys or len(set(keys)) != len(keys):
+                raise ValueError("parts need at least one part and distinct keys")
+        if self.plot is not None:
+            marks = {m.part for m in self.plot.marks if m.part is not None}
+            known = {p.key for p in self.parts or [] if p.answer is not None} | (
+                {"answer"} if self.format == AnswerFormat.NUMERIC else set()
+            )
+            if marks - known:
+                raise ValueError(f"plot marks name unknown numeric parts: {sorted(marks - known)}")
         if not self.explanation.strip() and self.format != AnswerFormat.CHOICE:
             raise ValueError("an explanation (the derivation shown after solving) is required")
         if self.buggy_lines is not None and not self.buggy_lines:
@@ -238,6 +357,27 @@ class ChapterSpec(Strict):
         return self
 
 
+class SkillSpec(Strict):
+    key: str
+    text: str = Field(max_length=300)
+    chapter: int = Field(ge=0)
+    exercises: list[str] = Field(default=[], description="exercise numbers to practise it with")
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        if not _IDENT.match(v):
+            raise ValueError(f"skill key {v!r} must be an identifier")
+        return v
+
+
+class SkillsSpec(Strict):
+    """``skills.yaml``: the checklist and how to use it (the spaced-retrieval protocol)."""
+
+    protocol: str = Field(min_length=1, description="Markdown: how to use the checklist")
+    skills: list[SkillSpec] = Field(min_length=1)
+
+
 class WorkbookSpec(Strict):
     slug: str
     title: str
@@ -246,13 +386,30 @@ class WorkbookSpec(Strict):
     position: int = 0
     source: str = Field(default="", description="where the facts come from (seed file)")
     chapters: list[ChapterSpec] = []
+    skills: SkillsSpec | None = None
 
-    @field_validator("slug")
-    @classmethod
-    def _slug(cls, v: str) -> str:
-        if not _SLUG.match(v):
-            raise ValueError(f"slug {v!r} must be lowercase words joined by hyphens")
-        return v
+    @model_validator(mode="after")
+    def _skills(self) -> Self:
+        if self.skills is not None:
+            keys = [s.key for s in self.skills.skills]
+            if len(set(keys)) != len(keys):
+                raise ValueError("skills need distinct keys")
+        return self
+
+    def skill_problems(self) -> list[str]:
+        """Skills that name a chapter or exercise this workbook does not have."""
+        if self.skills is None:
+            return []
+        chapters = {c.number for c in self.chapters}
+        numbers = {e.number for c in self.chapters for e in c.exercises}
+        problems = []
+        for skill in self.skills.skills:
+            if skill.chapter not in chapters:
+                problems.append(f"skill {skill.key!r} names chapter {skill.chapter}, which does not exist")
+            unknown = [n for n in skill.exercises if n not in numbers]
+            if unknown:
+                problems.append(f"skill {skill.key!r} names exercises that do not exist: {unknown}")
+        return problems
 
 
 def spec_json(spec: BaseModel) -> dict[str, Any]:

@@ -10,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 from apps.exercises.content.schema import ChoiceOption, OrderStep
-from apps.exercises.grading import numeric
+from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
+from apps.exercises.grading.numeric import NumericTarget
+from apps.exercises.grading.symbolic import SymbolicTarget
 
 
 def grade_choice(options: Sequence[ChoiceOption], chosen: Sequence[int], *, multiple: bool) -> GradeResult:
@@ -95,26 +97,45 @@ def grade_lines(buggy: Sequence[int], chosen: Sequence[int], *, line_count: int)
     return GradeResult(False, " ".join(parts), score=found / len(bugs) if not fine else 0.0, parsed=parsed)
 
 
-def grade_table(
-    targets: Mapping[str, numeric.NumericTarget], labels: Mapping[str, str], cells: Mapping[str, str]
-) -> GradeResult:
-    unknown = sorted(set(cells) - set(targets))
-    if unknown:
-        raise InvalidAnswer("bad_payload", f"Unknown cells: {', '.join(unknown)}.")
-    missing = [labels[c] for c in targets if not str(cells.get(c, "")).strip()]
-    if missing:
-        raise InvalidAnswer("empty_answer", f"Fill in every cell (missing: {', '.join(missing)}).")
+def _verdicts(
+    targets: Mapping[str, NumericTarget | SymbolicTarget], labels: Mapping[str, str], answers: Mapping[str, str]
+) -> dict[str, dict[str, object]]:
+    """Each answered field graded on its own; an unreadable one names its field and costs nothing."""
     verdicts: dict[str, dict[str, object]] = {}
-    for cell_id, target in targets.items():
+    for field_id, target in targets.items():
+        raw = str(answers.get(field_id, "")).strip()
+        if not raw:
+            verdicts[field_id] = {"correct": False, "feedback": "Not answered.", "understood": None, "answered": False}
+            continue
         try:
-            result = numeric.grade(str(cells[cell_id]), target)
+            result = symbolic.grade(raw, target) if isinstance(target, SymbolicTarget) else numeric.grade(raw, target)
         except InvalidAnswer as exc:
-            raise InvalidAnswer(exc.code, f"{labels[cell_id]}: {exc.message}", understood=exc.understood) from None
-        verdicts[cell_id] = {
+            raise InvalidAnswer(exc.code, f"{labels[field_id]}: {exc.message}", understood=exc.understood) from None
+        verdicts[field_id] = {
             "correct": result.correct,
             "feedback": result.feedback,
             "understood": result.parsed["understood"],
+            "answered": True,
         }
+        if "value" in result.parsed:  # a number's value in base units (the roofline marks it)
+            verdicts[field_id]["value"] = result.parsed["value"]
+    return verdicts
+
+
+def _unknown(targets: Mapping[str, object], answers: Mapping[str, str], what: str) -> None:
+    unknown = sorted(set(answers) - set(targets))
+    if unknown:
+        raise InvalidAnswer("bad_payload", f"Unknown {what}: {', '.join(unknown)}.")
+
+
+def grade_table(
+    targets: Mapping[str, NumericTarget], labels: Mapping[str, str], cells: Mapping[str, str]
+) -> GradeResult:
+    _unknown(targets, cells, "cells")
+    missing = [labels[c] for c in targets if not str(cells.get(c, "")).strip()]
+    if missing:
+        raise InvalidAnswer("empty_answer", f"Fill in every cell (missing: {', '.join(missing)}).")
+    verdicts = _verdicts(targets, labels, cells)
     right = sum(bool(v["correct"]) for v in verdicts.values())
     total = len(verdicts)
     parsed = {"cells": {c: {"value": cells[c]} for c in targets}}
@@ -123,6 +144,28 @@ def grade_table(
     return GradeResult(
         False,
         f"{right} of {total} cells correct.",
+        score=right / total,
+        parsed=parsed,
+        details={"cells": verdicts},
+    )
+
+
+def grade_parts(
+    targets: Mapping[str, NumericTarget | SymbolicTarget], labels: Mapping[str, str], answers: Mapping[str, str]
+) -> GradeResult:
+    """Several named answers, credit per part. Parts left empty count as not yet right."""
+    _unknown(targets, answers, "parts")
+    if not any(str(answers.get(k, "")).strip() for k in targets):
+        raise InvalidAnswer("empty_answer", "Answer at least one part.")
+    verdicts = _verdicts(targets, labels, answers)
+    right = sum(bool(v["correct"]) for v in verdicts.values())
+    total = len(verdicts)
+    lines = [f"- **{labels[k]}**: {'✓' if v['correct'] else '✗'} {v['feedback']}" for k, v in verdicts.items()]
+    head = f"All {total} parts correct." if right == total else f"{right} of {total} parts correct."
+    parsed = {"parts": {k: {"value": str(answers[k])} for k in targets if str(answers.get(k, "")).strip()}}
+    return GradeResult(
+        right == total,
+        head + "\n\n" + "\n".join(lines),
         score=right / total,
         parsed=parsed,
         details={"cells": verdicts},

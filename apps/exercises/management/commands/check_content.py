@@ -18,6 +18,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--workbook", action="append", help="Only these workbooks (slug); repeatable.")
+        parser.add_argument("--chapter", default="*", help="Only chapter files matching this glob, e.g. '09-*'.")
         parser.add_argument(
             "--code",
             choices=["sandbox", "local", "skip"],
@@ -42,7 +43,9 @@ class Command(BaseCommand):
                     "deploy/sandbox/build-sandbox-image.sh, or use --code local."
                 )
             runner = docker_runner
-        reports = check_workbooks(settings.CONTENT_DIR, options.get("workbook"), runner=runner)
+        reports = check_workbooks(
+            settings.CONTENT_DIR, options.get("workbook"), runner=runner, chapter_glob=options["chapter"]
+        )
         failed = 0
         for r in reports:
             status = self.style.SUCCESS("ok") if not r.problems else self.style.ERROR(f"{len(r.problems)} problem(s)")

@@ -7,6 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.render import substitute
 from apps.exercises.content.resolve import ContentError, resolve
+from apps.exercises.grading.numeric import NumericTarget
+from apps.exercises.grading.symbolic import SymbolicTarget
 
 
 class Command(BaseCommand):
@@ -57,9 +59,26 @@ class Command(BaseCommand):
                 if r.cells:
                     item["cells"] = {cid: {"answer": t.value, "unit": t.dim.label(), "tolerance": t.tolerance}
                                      for cid, t in r.cells.items()}  # fmt: skip
+                if r.parts:
+                    item["parts"] = {key: _part(t, r.part_values.get(key)) for key, t in r.parts.items()}
+                if spec.skills is not None:
+                    item["skills"] = [s.key for s in spec.skills.skills if ex.number in s.exercises]
                 if ex.code:
                     item["entry"] = ex.code.entry
                     item["tests"] = len(ex.code.cases)
                 exercises.append(item)
-        out = {"workbook": spec.slug, "title": spec.title, "count": len(exercises), "exercises": exercises}
+        out: dict[str, Any] = {
+            "workbook": spec.slug,
+            "title": spec.title,
+            "count": len(exercises),
+            "exercises": exercises,
+        }
+        if spec.skills is not None:
+            out["skills"] = [s.model_dump() for s in spec.skills.skills]
         self.stdout.write(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+def _part(target: NumericTarget | SymbolicTarget, value: float | None) -> dict[str, Any]:
+    if isinstance(target, SymbolicTarget):
+        return {"expression": target.text, "symbols": list(target.symbols), "small": list(target.small)}
+    return {"answer": value, "unit": target.dim.label(), "answer_text": target.text(), "tolerance": target.tolerance}

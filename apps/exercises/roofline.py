@@ -1,0 +1,204 @@
+"""Roofline plots, drawn on the server as SVG: attainable FLOP/s = min(peak, bandwidth × intensity).
+
+Log-log axes, one line per curve (colour *and* dash pattern, with a legend), the ridge of each
+curve, and marks: the learner's values (filled) beside the answer (a ring), or fixed points the
+author names (a triangle). The title and description say every mark in words, and a table under
+the figure repeats them, so the picture is never the only way to read it. The plot is only
+built for the solution block, i.e. after the learner solved or revealed the exercise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.utils.html import escape
+
+from apps.exercises.content.schema import PlotSpec
+from apps.exercises.grading.formula import FormulaError, Number, evaluate
+
+WIDTH, HEIGHT = 640, 400
+LEFT, RIGHT, TOP, BOTTOM = 78, 24, 20, 62
+SAMPLES = 160
+_DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 4", "1 2")
+_SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class PlotError(ValueError):
+    """A plot whose formulas do not give positive finite numbers over its range."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    label: str
+    peak: float
+    bandwidth: float
+    intensity: str | None
+    scope: Mapping[str, Number]
+
+    def intensity_at(self, x: float) -> float:
+        if self.intensity is None:
+            return x
+        return float(evaluate(self.intensity, {**self.scope, "x": x}))
+
+    def at(self, x: float) -> float:
+        return min(self.peak, self.bandwidth * self.intensity_at(x))
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    curve: int
+    label: str
+    kind: str  # "yours", "answer", "fixed"
+
+
+@dataclass(frozen=True)
+class Figure:
+    svg: str
+    points: tuple[Point, ...]
+    curves: tuple[str, ...]
+
+
+def si(value: float) -> str:
+    """1.97e15 → '1.97 P': compact tick and mark labels."""
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}"
+    return f"{value:.3g}"
+
+
+def _decade(exponent: int) -> str:
+    return "1" if exponent == 0 else f"10{str(exponent).translate(_SUPERSCRIPT)}"
+
+
+def curves_of(spec: PlotSpec, scope: Mapping[str, Number]) -> list[Curve]:
+    out = []
+    for i, c in enumerate(spec.curves):
+        try:
+            peak, bandwidth = float(evaluate(c.peak, scope)), float(evaluate(c.bandwidth, scope))
+        except FormulaError as exc:
+            raise PlotError(f"plot.curves[{i}]: {exc}") from None
+        if not (peak > 0 and bandwidth > 0 and math.isfinite(peak) and math.isfinite(bandwidth)):
+            raise PlotError(f"plot.curves[{i}]: peak and bandwidth must be positive")
+        out.append(Curve(c.label, peak, bandwidth, c.intensity, scope))
+    return out
+
+
+def fixed_marks(spec: PlotSpec, scope: Mapping[str, Number]) -> list[tuple[int, float, str]]:
+    out = []
+    for i, m in enumerate(spec.marks):
+        if m.x is not None:
+            try:
+                out.append((m.curve, float(evaluate(m.x, scope)), m.label))
+            except FormulaError as exc:
+                raise PlotError(f"plot.marks[{i}].x: {exc}") from None
+    return out
+
+
+def draw(
+    spec: PlotSpec,
+    scope: Mapping[str, Number],
+    answers: Mapping[str, float],
+    yours: Mapping[str, float | None],
+) -> Figure:
+    """The figure, with the answer and the learner's value for each part-mark (None: not given)."""
+    curves = curves_of(spec, scope)
+    points: list[Point] = []
+    for curve_index, x, label in fixed_marks(spec, scope):
+        points.append(Point(x, 0.0, curve_index, label, "fixed"))
+    for m in spec.marks:
+        if m.part is None:
+            continue
+        if m.part in answers:
+            points.append(Point(answers[m.part], 0.0, m.curve, f"{m.label} (answer)", "answer"))
+        mine = yours.get(m.part)
+        if mine is not None and mine > 0:
+            points.append(Point(mine, 0.0, m.curve, f"{m.label} (yours)", "yours"))
+    xs = [p.x for p in points if p.x > 0]
+    x_min = spec.x.min or (min(xs) / 30 if xs else 0.1)
+    x_max = spec.x.max or (max(xs) * 30 if xs else 1e4)
+    if not 0 < x_min < x_max:
+        raise PlotError("plot.x: min must be below max")
+    lx0, lx1 = math.log10(x_min), math.log10(x_max)
+    grid = [10 ** (lx0 + (lx1 - lx0) * i / (SAMPLES - 1)) for i in range(SAMPLES)]
+    lines: list[list[tuple[float, float]]] = []
+    for i, c in enumerate(curves):
+        try:
+            ys = [(x, c.at(x)) for x in grid]
+        except (FormulaError, ZeroDivisionError) as exc:
+            raise PlotError(f"plot.curves[{i}].intensity: {exc}") from None
+        if any(not (y > 0 and math.isfinite(y)) for _, y in ys):
+            raise PlotError(f"plot.curves[{i}]: attainable FLOP/s must be positive over the x range")
+        lines.append(ys)
+    points = [Point(p.x, curves[p.curve].at(p.x), p.curve, p.label, p.kind) for p in points]
+    all_y = [y for line in lines for _, y in line]
+    y_min = spec.y.min or 10 ** math.floor(math.log10(min(all_y)))
+    y_max = spec.y.max or 10 ** math.ceil(math.log10(max(c.peak for c in curves) * 1.5))
+    ly0, ly1 = math.log10(y_min), math.log10(y_max)
+    pw, ph = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def px(x: float) -> float:
+        return LEFT + (math.log10(x) - lx0) / (lx1 - lx0) * pw
+
+    def py(y: float) -> float:
+        clamped = min(max(y, y_min), y_max)
+        return TOP + (1 - (math.log10(clamped) - ly0) / (ly1 - ly0)) * ph
+
+    parts: list[str] = []
+    for e in range(math.ceil(lx0), math.floor(lx1) + 1):
+        x = px(10**e)
+        parts.append(f'<line class="grid" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + ph}"/>')
+        parts.append(f'<text class="tick" x="{x:.1f}" y="{TOP + ph + 16}" text-anchor="middle">{_decade(e)}</text>')
+    for e in range(math.ceil(ly0), math.floor(ly1) + 1):
+        y = py(10**e)
+        parts.append(f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}"/>')
+        parts.append(f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{si(10**e)}</text>')
+    parts.append(f'<rect class="frame" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}"/>')
+    parts.append(
+        f'<text class="axis" x="{LEFT + pw / 2:.1f}" y="{HEIGHT - 22}" text-anchor="middle">{escape(spec.x.label)}</text>'
+    )
+    parts.append(
+        f'<text class="axis" transform="translate(16 {TOP + ph / 2:.1f}) rotate(-90)" text-anchor="middle">'
+        f"{escape(spec.y.label)}</text>"
+    )
+    for i, line in enumerate(lines):
+        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
+        dash = f' stroke-dasharray="{_DASHES[i]}"' if _DASHES[i] else ""
+        parts.append(f'<polyline class="curve c{i}" points="{path}"{dash}/>')
+    for p in points:
+        if not (x_min <= p.x <= x_max):
+            continue
+        x, y = px(p.x), py(p.y)
+        if p.kind == "yours":
+            shape = f'<circle class="mark yours c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="5"/>'
+        elif p.kind == "answer":
+            shape = f'<circle class="mark answer c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="8"/>'
+        else:
+            shape = f'<path class="mark fixed c{p.curve}" d="M{x:.1f} {y - 7:.1f} l6 10 h-12 z"/>'
+        parts.append(f"<g><title>{escape(_describe(p))}</title>{shape}</g>")
+    legend_y = HEIGHT - 6
+    for i, c in enumerate(curves):
+        lx = LEFT + i * (pw / max(1, len(curves)))
+        dash = f' stroke-dasharray="{_DASHES[i]}"' if _DASHES[i] else ""
+        parts.append(
+            f'<line class="curve c{i}" x1="{lx:.1f}" y1="{legend_y - 4}" x2="{lx + 24:.1f}" y2="{legend_y - 4}"{dash}/>'
+        )
+        parts.append(f'<text class="legend" x="{lx + 30:.1f}" y="{legend_y}">{escape(c.label)}</text>')
+    desc = "; ".join(
+        [f"{c.label}: peak {si(c.peak)}FLOP/s, bandwidth {si(c.bandwidth)}B/s" for c in curves]
+        + [_describe(p) for p in points]
+    )
+    svg = (
+        f'<svg class="roofline" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="roofline-title roofline-desc"'
+        f' xmlns="http://www.w3.org/2000/svg"><title id="roofline-title">{escape(spec.title)}</title>'
+        f'<desc id="roofline-desc">{escape(desc)}</desc>{"".join(parts)}</svg>'
+    )
+    return Figure(svg=svg, points=tuple(points), curves=tuple(c.label for c in curves))
+
+
+def _describe(p: Point) -> str:
+    return f"{p.label}: x = {si(p.x)}, {si(p.y)}FLOP/s"
