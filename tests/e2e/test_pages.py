@@ -17,8 +17,9 @@ from playwright.sync_api import Page, expect
 from apps.accounts.models import Role, User
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AnswerFormat
-from apps.exercises.selectors import workbook_get
+from apps.exercises.selectors import exercise_get, workbook_get
 from apps.exercises.tests.answers import correct_payload, wrong_payload
+from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.tests.conftest import gradable
 from tests.e2e.conftest import PHONE, Site
@@ -38,6 +39,9 @@ LEARNER_PAGES = {
     "debug": f"/w/{WB}/0.6/",
     "table": f"/w/{WB}/8.5/",
     "build": f"/w/{WB}/0.5/",
+    "parts": "/w/roofline/q1/",
+    "parts-solved-plot": "/w/roofline/q3/",
+    "skills": "/w/scaling-book/skills/",
     "progress": "/progress/",
     "leaderboard": "/leaderboard/",
     "cohorts": "/cohorts/",
@@ -68,6 +72,13 @@ def learner(site: Site) -> User:
             exercise_services.attempt_create(user=grace, exercise=exercise, payload=correct_payload(exercise))
     for user in (ada, grace):
         progress_services.cohort_join(user=user, code=cohort.join_code)
+    # A multi-part answer with its roofline drawn, and a skills checklist with one tick.
+    q3 = exercise_get(workbook_slug="roofline", number="q3")
+    exercise_services.attempt_create(user=ada, exercise=q3, payload=correct_payload(q3))
+    book = workbook_get(slug="scaling-book")
+    progress_services.skill_mark(
+        user=ada, skill=progress_selectors.skill_get(workbook=book, key="matmul_intensity"), action="tick"
+    )
     return ada
 
 

@@ -8,7 +8,8 @@ from typing import Any
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache
-from apps.exercises.grading.numeric import format_in
+from apps.exercises.grading.numeric import NumericTarget, format_in
+from apps.exercises.grading.symbolic import SymbolicTarget
 from apps.exercises.models import Exercise
 
 
@@ -30,8 +31,14 @@ def correct_payload(exercise: Exercise) -> dict[str, Any]:
         return {"lines": list(spec.buggy_lines or [])}
     if spec.format == AnswerFormat.TABLE:
         return {"cells": {cid: t.text() for cid, t in r.cells.items()}}
+    if spec.format == AnswerFormat.PARTS:
+        return {"parts": {key: _part_text(t) for key, t in r.parts.items()}}
     assert spec.code is not None
     return {"code": spec.code.solution}
+
+
+def _part_text(target: NumericTarget | SymbolicTarget) -> str:
+    return target.text if isinstance(target, SymbolicTarget) else target.text()
 
 
 def wrong_payload(exercise: Exercise) -> dict[str, Any]:
@@ -54,7 +61,15 @@ def wrong_payload(exercise: Exercise) -> dict[str, Any]:
         return {"lines": [fine]}
     if spec.format == AnswerFormat.TABLE:
         return {"cells": dict.fromkeys(cache.resolved(version).cells, "1")}
+    if spec.format == AnswerFormat.PARTS:
+        return {"parts": {key: _wrong_part(t) for key, t in cache.resolved(version).parts.items()}}
     return {"code": "def nothing():\n    pass\n"}
+
+
+def _wrong_part(target: NumericTarget | SymbolicTarget) -> str:
+    if isinstance(target, SymbolicTarget):
+        return f"1000*{target.symbols[0]}**3 + 7"
+    return format_in(target.value * 7.3 + target.input_unit.scale, target.input_unit)
 
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
@@ -111,6 +126,7 @@ def secrets(exercise: Exercise) -> list[str]:
     if spec.code is not None:
         found.append(spec.code.solution)
     found += [target.text() for target in r.cells.values()]
+    found += [t for t in map(_part_text, r.parts.values()) if len(t) >= 5]
     # A number the prompt itself shows is public (1.4: the variance equals the given d_k = 128).
     return [s for s in found if s and s not in html.prompt_html]
 
@@ -125,8 +141,8 @@ def secret_keys_in(data: Any) -> set[str]:
         for key, value in data.items():
             if key in SECRET_KEYS:
                 keys.add(key)
-            if key == "solution" and value is not None:
-                keys.add("solution")
+            if key in ("solution", "plot") and value is not None:
+                keys.add(key)
             keys |= secret_keys_in(value)
     elif isinstance(data, list):
         for item in data:

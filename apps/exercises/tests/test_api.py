@@ -28,7 +28,7 @@ from apps.progress.models import ExerciseProgress
 pytestmark = pytest.mark.django_db
 BASE = "/api/v1/workbooks/transformer-math"
 # Every authored workbook and its exercise count: the whole-content tests below run on each.
-WORKBOOKS = {"transformer-math": 52, "lm-from-scratch": 51, "systems-serving": 58}
+WORKBOOKS = {"transformer-math": 52, "lm-from-scratch": 51, "systems-serving": 58, "scaling-book": 67, "roofline": 15}
 
 
 def url(number: str, action: str = "", slug: str = "transformer-math") -> str:
@@ -359,7 +359,7 @@ def test_openapi_schema_documents_every_answer_format(api: APIClient) -> None:
     request = components["AttemptRequest"]["oneOf"]  # "Request" suffix: request and response bodies are split
     assert {r["$ref"].rsplit("/", 1)[1] for r in request} == {
         "NumericAnswerInRequest", "ChoiceAnswerInRequest", "OrderAnswerInRequest",
-        "LinesAnswerInRequest", "TableAnswerInRequest", "CodeAnswerInRequest",
+        "LinesAnswerInRequest", "TableAnswerInRequest", "PartsAnswerInRequest", "CodeAnswerInRequest",
     }  # fmt: skip
     formats = {f.value for f in AnswerFormat}
     assert set(components["Widget"]["discriminator"]["mapping"]) == formats

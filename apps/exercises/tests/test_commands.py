@@ -43,6 +43,26 @@ def test_export_lists_52_exercises_with_answers_computed_independently() -> None
             assert set(e) >= {"answer", "unit", "tolerance"}
 
 
+def test_export_lists_the_scaling_book_and_roofline_with_their_corrected_answers() -> None:
+    book = export("scaling-book")
+    assert book["count"] == 67 and len(book["skills"]) == 37  # type: ignore[arg-type]
+    items = {e["number"]: e for e in book["exercises"]}  # type: ignore[attr-defined]
+    # The seed's slips, recomputed here by hand: the KV cache 10× too small, the halved all-reduce,
+    # a "below 5%" bubble met at exactly 5%, and an MoE token budget 1000× too large.
+    assert items["3.5"]["answer"] == 2 * 80 * 8 * 128 * 8192 * 32 * 2
+    assert items["4.2"]["answer"] == pytest.approx(2 * 7 / 8 * 4 * 8192 * 8192 * 2)  # batch 4, 8k tokens, d 8192
+    assert items["4.3"]["answer"] == 58 and 3 / (57 + 3) == 0.05 > 3 / (58 + 3)
+    assert items["10.7"]["parts"]["d_a"]["answer"] == pytest.approx(6e17 / (6 * 1e9))
+    assert {e["format"] for e in items.values()} >= {"numeric", "parts", "table", "code", "choice", "order", "lines"}
+    roofline = export("roofline")
+    assert roofline["count"] == 15
+    q3 = {e["number"]: e for e in roofline["exercises"]}["q3"]  # type: ignore[attr-defined]
+    ridge = 989.4e12 / 3.35e12  # exact crossover of 2BD/(4B + D) = ridge, int8 weights, bf16 activations
+    for key, d in (("b_4096", 4096), ("b_1024", 1024)):
+        assert q3["parts"][key]["answer"] == pytest.approx(ridge * d / (2 * d - 4 * ridge))
+    assert q3["parts"]["intensity"]["expression"] == "2*B*D/(4*B + D)"
+
+
 def test_export_unknown_workbook_is_an_error() -> None:
     with pytest.raises(CommandError, match="no workbook 'nope'"):
         call_command("export_content", workbook="nope")

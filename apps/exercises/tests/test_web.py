@@ -159,10 +159,14 @@ def form_fields(payload: dict[str, object]) -> dict[str, object]:
         cells = payload["cells"]
         assert isinstance(cells, dict)
         return {f"cell:{cid}": value for cid, value in cells.items()}
+    if "parts" in payload:
+        parts = payload["parts"]
+        assert isinstance(parts, dict)
+        return {f"part:{key}": value for key, value in parts.items()}
     return payload
 
 
-@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving"])
+@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving", "scaling-book", "roofline"])
 def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client, slug: str, no_sandbox: None) -> None:
     """Every exercise of every workbook through the page itself: its widget, and a correct plain-form
     answer graded as correct (code is the sandbox's: apps/sandbox/tests/test_flow.py)."""
@@ -174,6 +178,7 @@ def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client,
         "order": 'name="pos:',
         "lines": 'name="lines"',
         "table": 'name="cell:',
+        "parts": 'name="part:',
         "code": 'name="code"',
     }
     for exercise in listed:

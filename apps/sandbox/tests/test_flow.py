@@ -255,7 +255,7 @@ def _version_id(number: str) -> int:
     return version_id
 
 
-@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving"])
+@pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving", "scaling-book"])
 def test_every_code_exercise_is_solvable_in_the_sandbox(sandbox: Sandbox, slug: str) -> None:
     """Each Build, and each Debug's fix, passes with its reference through the real worker."""
     coded = [
