@@ -57,6 +57,7 @@ bench: venv-dev services sandbox-image
 	$(TEST_ENV) $(PY) bench/sandbox.py
 	$(TEST_ENV) $(PY) bench/leaderboard.py
 	$(TEST_ENV) $(PY) bench/pages.py
+	$(TEST_ENV) $(PY) bench/jax_exercises.py
 
 clean:
 	bash scripts/services.sh stop || true
