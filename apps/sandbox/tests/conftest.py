@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from django.db import connection
@@ -48,8 +48,8 @@ class Sandbox:
 
         return self.wait(self._committed(create), timeout=timeout)
 
-    def code(self, number: str, source: str, *, timeout: float = 90.0) -> Attempt:
-        return self.submit(number, {"code": source}, timeout=timeout)
+    def code(self, number: str, source: str, *, timeout: float = 90.0, workbook: str = "transformer-math") -> Attempt:
+        return self.submit(number, {"code": source}, timeout=timeout, workbook=workbook)
 
     def wait(self, attempt_id: int, *, timeout: float = 90.0) -> Attempt:
         deadline = time.monotonic() + timeout
@@ -60,10 +60,10 @@ class Sandbox:
             time.sleep(0.05)
         raise AssertionError(f"attempt {attempt_id} not graded in {timeout}s:\n{self.worker.log_text()[-3000:]}")
 
-    def progress(self, number: str) -> ExerciseProgress | None:
+    def progress(self, number: str, *, workbook: str = "transformer-math") -> ExerciseProgress | None:
         return self._committed(
             lambda: ExerciseProgress.objects.filter(
-                user=self.user, exercise__workbook__slug="transformer-math", exercise__number=number
+                user=self.user, exercise__workbook__slug=workbook, exercise__number=number
             ).first()
         )
 
@@ -90,14 +90,15 @@ def sandbox(sandbox_worker: WorkerProcess, db: None) -> Iterator[Sandbox]:
         thread.shutdown()
 
 
-SolutionReader = Callable[[str], str]
+class SolutionReader(Protocol):
+    def __call__(self, path: str, *, workbook: str = "transformer-math") -> str: ...
 
 
 @pytest.fixture(scope="session")
 def reference() -> SolutionReader:
-    """The reference (or starter) code of a Transformer Math exercise folder, by file name."""
+    """The reference (or starter) code of an exercise folder, by file name (Transformer Math's by default)."""
 
-    def read(path: str) -> str:
-        return (ROOT / "fixtures" / "workbooks" / "transformer-math" / "code" / path).read_text()
+    def read(path: str, *, workbook: str = "transformer-math") -> str:
+        return (ROOT / "fixtures" / "workbooks" / workbook / "code" / path).read_text()
 
     return read

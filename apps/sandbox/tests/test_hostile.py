@@ -1,7 +1,8 @@
 """Hostile submissions, through the real worker and real containers.
 
-Each submission answers exercise 0.5 (``param_count``) and tries to do harm or to fake a pass.
-Most are written so that IF the attack worked they would return the right answers — a pass
+Each submission answers an exercise and tries to do harm or to fake a pass: Transformer Math 0.5
+(``param_count``) under the site's default limits, or, for the JAX attacks, Scaling Book 9.8
+(``predict_batch``) under the limits a JAX exercise really has. Most are written so that IF the attack worked they would return the right answers — a pass
 would mean a breach. Each test asserts the exact outcome, that it counted as a (failed) attempt,
 and then that the same worker grades an honest submission correctly. None may pass.
 """
@@ -22,19 +23,37 @@ RIGHT = "12 * n_layers * d * d + vocab_size * d"
 
 
 @dataclass(frozen=True)
+class Target:
+    """The exercise a submission answers, and the honest reference graded after it."""
+
+    workbook: str
+    number: str
+    reference: str  # under fixtures/workbooks/<workbook>/code/
+
+
+PLAIN = Target("transformer-math", "0.5", "0.5-param-count/solution.py")  # the site's default limits
+JAX = Target("scaling-book", "9.8", "9.8-vmap-predict/solution.py")  # its own limits: 30 s, 1024 MB
+
+
+@dataclass(frozen=True)
 class Hostile:
     name: str
     source: str
     outcome: str
     says: str = ""  # a fragment the feedback, a test message or the traceback must contain
+    target: Target = PLAIN
 
     def __str__(self) -> str:
         return self.name
 
 
-def fn(body: str, prelude: str = "") -> str:
+def fn(body: str, prelude: str = "", signature: str = "param_count(d, n_layers, vocab_size)") -> str:
     lines = "\n".join("    " + line for line in body.strip("\n").splitlines())
-    return f"{prelude.strip()}\n\ndef param_count(d, n_layers, vocab_size):\n{lines}\n"
+    return f"{prelude.strip()}\n\ndef {signature}:\n{lines}\n"
+
+
+def jax_fn(body: str, prelude: str = "import jax, jax.numpy as jnp") -> str:
+    return fn(body, prelude, signature="predict_batch(params, xs)")
 
 
 HOSTILE = [
@@ -127,7 +146,10 @@ HOSTILE = [
             "needles = (b'gpt2' + b'_small', b'12 * n_layers' + b' * d')  # a hidden test id; the reference\n"
             "hits = []\n"
             "for root, dirs, files in os.walk('/'):\n"
-            "    if root.startswith(('/proc', '/sys', '/dev', '/usr', '/opt/venv')):\n        dirs[:] = []\n        continue\n"
+            # Skipped: kernel views, and what Debian and pip wrote at image build, before any job
+            # existed (half the files; walking them ran into the time limit on a loaded machine).
+            "    if root.startswith(('/proc', '/sys', '/dev', '/usr', '/opt/venv', '/var/lib/dpkg')):\n"
+            "        dirs[:] = []\n        continue\n"
             "    for f in files:\n"
             "        path = os.path.join(root, f)\n"
             "        try:\n            data = open(path, 'rb').read(1_000_000)\n        except OSError:\n            continue\n"
@@ -268,27 +290,29 @@ HOSTILE = [
         "error",
         "ValueError",
     ),
-    # --- JAX ------------------------------------------------------------------------------------
+    # --- JAX, under a JAX exercise's own limits --------------------------------------------------
     Hostile(
         "jax_compile_bomb",
-        fn(
+        jax_fn(
             "def body(x):\n    for i in range(200_000):\n        x = jnp.sin(x) * 1.0001 + i\n    return x\n"
-            "return int(jax.jit(body)(jnp.ones(3)).sum())",
-            "import jax, jax.numpy as jnp",
+            "return jax.jit(body)(jnp.ones(3))"
         ),
         "timeout",
+        target=JAX,
     ),
     Hostile(
         "jax_allocation_bomb",
-        fn("x = jnp.ones((40_000, 40_000), dtype=jnp.float32)\nreturn int(x.sum())", "import jax.numpy as jnp"),
+        jax_fn("x = jnp.ones((40_000, 40_000), dtype=jnp.float32)\nreturn x.sum() + jnp.zeros(len(xs))"),
         "memory_limit",
+        target=JAX,
     ),
 ]
 
 
 @pytest.mark.parametrize("hostile", HOSTILE, ids=str)
 def test_hostile_submission_cannot_pass_or_harm(hostile: Hostile, sandbox: Sandbox, reference: SolutionReader) -> None:
-    attempt = sandbox.code("0.5", hostile.source)
+    target = hostile.target
+    attempt = sandbox.code(target.number, hostile.source, workbook=target.workbook)
     details = attempt.details
     shown = " ".join(
         [attempt.feedback, details.get("message", ""), details.get("traceback", "")]
@@ -298,11 +322,13 @@ def test_hostile_submission_cannot_pass_or_harm(hostile: Hostile, sandbox: Sandb
     assert attempt.verdict == Verdict.INCORRECT
     assert hostile.says in shown, shown[:2000]
     assert "\x00" not in shown
-    progress = sandbox.progress("0.5")
+    progress = sandbox.progress(target.number, workbook=target.workbook)
     assert progress is not None and progress.attempts == 1 and not progress.solved
     # The worker is unharmed, and the next (honest) submission is graded right.
     assert sandbox.worker.alive()
-    honest = sandbox.code("0.5", reference("0.5-param-count/solution.py"))
+    honest = sandbox.code(
+        target.number, reference(target.reference, workbook=target.workbook), workbook=target.workbook
+    )
     assert (honest.outcome, honest.verdict) == ("passed", Verdict.CORRECT), honest.details
 
 
