@@ -238,10 +238,9 @@ def plot(version: ExerciseVersion, progress: ExerciseProgress | None, user_id: i
     spec = r.spec
     if spec.plot is None or progress is None or not progress.answer_visible:
         return None
-    answers: dict[str, float] = dict(r.part_values)
+    answers = r.plot_answers
     targets: dict[str, NumericTarget] = {k: t for k, t in r.parts.items() if isinstance(t, NumericTarget)}
     if r.numeric is not None:
-        answers["answer"] = float(r.scope["answer"])
         targets["answer"] = r.numeric
     yours: dict[str, float | None] = {}
     for key, base in selectors.latest_values(user_id=user_id, version=version).items():

@@ -207,11 +207,8 @@ def _check_parts(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
 def _check_plot(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     """The plot draws, with the answers on it, over its whole x range."""
     assert spec.plot is not None
-    answers = dict(resolved.part_values)
-    if resolved.numeric is not None:
-        answers["answer"] = float(resolved.scope["answer"])
     try:
-        figure = roofline.draw(spec.plot, resolved.scope, answers, {})
+        figure = roofline.draw(spec.plot, resolved.scope, resolved.plot_answers, {})
     except roofline.PlotError as exc:
         return [str(exc)]
     lo, hi = spec.plot.x.min, spec.plot.x.max

@@ -40,6 +40,14 @@ class ResolvedExercise:
         """The answer as we would write it, in the question's input unit."""
         return self.numeric.text() if self.numeric is not None else None
 
+    @property
+    def plot_answers(self) -> dict[str, float]:
+        """What a plot can mark, by key: each numeric part, and a numeric exercise's ``answer``, in its own unit."""
+        answers = {key: float(value) for key, value in self.part_values.items()}
+        if self.numeric is not None:
+            answers["answer"] = float(self.scope["answer"])
+        return answers
+
 
 def grading_hash(spec: ExerciseSpec) -> str:
     """Hash of what decides a verdict. Prose edits keep it; an answer change makes a new version."""
