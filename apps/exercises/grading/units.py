@@ -119,7 +119,7 @@ ONE = Unit(1.0, DIMENSIONLESS, "")
 # The atom table: every unit word we understand, mapped to (scale, dimension, canonical label).
 # ---------------------------------------------------------------------------------------------
 
-_DECIMAL = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_DECIMAL = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
 _PREFIX_WORDS = {
     "kilo": ("k", 1e3),
@@ -128,6 +128,8 @@ _PREFIX_WORDS = {
     "tera": ("T", 1e12),
     "peta": ("P", 1e15),
     "exa": ("E", 1e18),
+    "zetta": ("Z", 1e21),  # a frontier training run is ~10^25 FLOP: 10 YFLOP
+    "yotta": ("Y", 1e24),
 }
 _BINARY_WORDS = {"kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti", "pebi": "Pi"}
 
@@ -221,9 +223,10 @@ _CASE_NOTES = {
     "kb": "kB", "mb": "MB", "gb": "GB", "tb": "TB", "pb": "PB",
     "kib": "KiB", "mib": "MiB", "gib": "GiB", "tib": "TiB", "pib": "PiB",
     "kflop": "kFLOP", "mflop": "MFLOP", "gflop": "GFLOP", "tflop": "TFLOP", "pflop": "PFLOP", "eflop": "EFLOP",
+    "zflop": "ZFLOP", "yflop": "YFLOP",
 }  # fmt: skip
 
-_FLOPS_RE = re.compile(r"^([kKMGTPE]?)(flops|FLOPS|FLOPs|Flops)$")
+_FLOPS_RE = re.compile(r"^([kKMGTPEZY]?)(flops|FLOPS|FLOPs|Flops)$")
 
 
 @dataclass(frozen=True)
