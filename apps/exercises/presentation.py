@@ -254,6 +254,7 @@ def plot(version: ExerciseVersion, progress: ExerciseProgress | None, user_id: i
         "curves": list(figure.curves),
         "points": [
             {
+                "n": n,
                 "label": p.label,
                 "kind": p.kind,
                 "curve": p.curve,
@@ -263,7 +264,7 @@ def plot(version: ExerciseVersion, progress: ExerciseProgress | None, user_id: i
                 "x_text": roofline.si(p.x),
                 "y_text": roofline.si(p.y) + "FLOP/s",
             }
-            for p in figure.points
+            for n, p in enumerate(figure.points, start=1)
         ],
     }
 

@@ -2,8 +2,9 @@
 
 Log-log axes, one line per curve (colour *and* dash pattern, with a legend), the ridge of each
 curve, and marks: the learner's values (filled) beside the answer (a ring), or fixed points the
-author names (a triangle). The title and description say every mark in words, and a table under
-the figure repeats them, so the picture is never the only way to read it. The plot is only
+author names (a triangle), each numbered as in the table under the figure. The title and
+description say every mark in words, and the table repeats them, so the picture is never the
+only way to read it. The plot is only
 built for the solution block, i.e. after the learner solved or revealed the exercise.
 """
 
@@ -23,6 +24,7 @@ LEFT, RIGHT, TOP, BOTTOM = 78, 24, 20, 62
 SAMPLES = 160
 _DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 4", "1 2")
 _SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+Box = tuple[float, float, float, float]  # left, top, right, bottom in SVG units
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -149,6 +151,7 @@ def draw(
         return TOP + (1 - (math.log10(clamped) - ly0) / (ly1 - ly0)) * ph
 
     parts: list[str] = []
+    placed: list[Box] = []  # the mark numbers' boxes so far
     for e in range(math.ceil(lx0), math.floor(lx1) + 1):
         x = px(10**e)
         parts.append(f'<line class="grid" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + ph}"/>')
@@ -169,17 +172,18 @@ def draw(
         path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
         dash = f' stroke-dasharray="{_DASHES[i]}"' if _DASHES[i] else ""
         parts.append(f'<polyline class="curve c{i}" points="{path}"{dash}/>')
-    for p in points:
-        if not (x_min <= p.x <= x_max):
-            continue
-        x, y = px(p.x), py(p.y)
+    shown = [(n, p) for n, p in enumerate(points, start=1) if x_min <= p.x <= x_max]
+    spots = [(px(p.x), py(p.y)) for _, p in shown]
+    for (n, p), (x, y) in zip(shown, spots, strict=True):
+        nx, ny = _key_position((x, y), len(str(n)), placed, spots, below=p.kind == "yours")
         if p.kind == "yours":
             shape = f'<circle class="mark yours c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="5"/>'
         elif p.kind == "answer":
             shape = f'<circle class="mark answer c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="8"/>'
         else:
             shape = f'<path class="mark fixed c{p.curve}" d="M{x:.1f} {y - 7:.1f} l6 10 h-12 z"/>'
-        parts.append(f"<g><title>{escape(_describe(p))}</title>{shape}</g>")
+        key = f'<text class="mark-key" x="{nx:.1f}" y="{ny:.1f}">{n}</text>'
+        parts.append(f"<g><title>{escape(_describe(p))}</title>{shape}{key}</g>")
     legend_y = HEIGHT - 6
     for i, c in enumerate(curves):
         lx = LEFT + i * (pw / max(1, len(curves)))
@@ -198,6 +202,34 @@ def draw(
         f'<desc id="roofline-desc">{escape(desc)}</desc>{"".join(parts)}</svg>'
     )
     return Figure(svg=svg, points=tuple(points), curves=tuple(c.label for c in curves))
+
+
+_KEY_OFFSETS = ((9, -9), (-9, -9), (9, 17), (-9, 17), (13, 4), (-13, 4), (0, -22), (0, 30), (20, -22), (-20, -22))
+def _key_position(
+    mark: tuple[float, float], digits: int, placed: list[Box], marks: list[tuple[float, float]], *, below: bool
+) -> tuple[float, float]:
+    """Where the number keying a mark to the table goes: beside its mark, clear of the numbers
+    already placed, and nearer its own mark than any other (so it cannot be read as another's).
+    A ring or triangle gets it above, a learner's dot below, so a value on the answer does not
+    hide the answer's number. Appends the chosen box to ``placed``."""
+    x, y = mark
+    width, height = 7.0 * digits + 4, 13.0  # the glyphs' box at 11 px, with a gap
+    offsets = sorted(_KEY_OFFSETS, key=lambda o: o[1] < 0) if below else _KEY_OFFSETS
+    others = [m for m in marks if math.dist(m, mark) > 1]
+    fallback: Box | None = None
+    for dx, dy in offsets:
+        left = x + dx if dx >= 0 else x + dx - width
+        box = (left, y + dy - height, left + width, y + dy)
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        if any(not (box[2] <= b[0] or b[2] <= box[0] or box[3] <= b[1] or b[3] <= box[1]) for b in placed):
+            continue
+        fallback = fallback or box
+        if all(math.dist(centre, mark) < math.dist(centre, m) for m in others):
+            break
+    else:  # crowded: the first box clear of other numbers, else the first choice
+        box = fallback or (x + 9, y - 9 - height, x + 9 + width, y - 9)
+    placed.append(box)
+    return box[0], box[3]
 
 
 def _describe(p: Point) -> str:

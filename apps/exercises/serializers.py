@@ -349,6 +349,7 @@ class ChapterRefOut(serializers.Serializer[Any]):
 
 
 class PlotPointOut(serializers.Serializer[Any]):
+    n = serializers.IntegerField(help_text="The number beside the mark in the SVG.")
     label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
     kind = serializers.ChoiceField(choices=["yours", "answer", "fixed"])
     curve = serializers.IntegerField()

@@ -322,6 +322,28 @@ def test_another_learners_attempts_are_404(api: APIClient, other_student: User) 
     assert api.get("/api/v1/attempts/?workbook=transformer-math").json()["count"] == 1
 
 
+def test_the_plot_marks_the_callers_own_values_and_no_one_elses(api: APIClient, other_student: User) -> None:
+    q3, attempts = url("q3", slug="roofline"), url("q3", "attempts", "roofline")
+    assert api.get(q3).json()["plot"] is None
+    # A partial attempt (the formula left for later) still puts its numbers on the plot.
+    mine = api.post(attempts, {"parts": {"b_4096": "200", "b_1024": "300"}}, format="json").json()
+    assert mine["verdict"] == "incorrect" and mine["details"]["cells"]["intensity"]["correct"] is False
+    other = APIClient()
+    other.force_authenticate(other_student)
+    theirs = other.post(attempts, {"parts": {"b_4096": "150", "b_1024": "250"}}, format="json").json()
+    assert theirs["verdict"] == "incorrect"  # the latest values on record, but not mine
+    assert api.post(url("q3", "reveal", "roofline")).status_code == 200
+    plot = api.get(q3).json()["plot"]
+    points = plot["points"]
+    assert [p["n"] for p in points] == list(range(1, len(points) + 1))
+    assert {p["label"]: p["x"] for p in points if p["kind"] == "yours"} == {
+        "crossover, D = 4096 (yours)": 200.0,
+        "crossover, D = 1024 (yours)": 300.0,
+    }
+    assert {p["kind"] for p in points} == {"fixed", "answer", "yours"}
+    assert other.get(q3).json()["plot"] is None  # not solved, not revealed: no plot for them
+
+
 def test_reveal_hints_and_preview(api: APIClient) -> None:
     hint = api.post(url("0.1", "hints")).json()
     assert hint["hints"]["total"] == 2

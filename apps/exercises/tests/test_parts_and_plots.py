@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -151,6 +152,32 @@ def test_the_roofline_marks_the_answer_and_the_learners_value() -> None:
     assert len(re.findall(r"<polyline", svg)) == 1
     # Without a learner's value only the answer is marked.
     assert {p.kind for p in draw(s.plot, r.scope, answers, {}).points} == {"fixed", "answer"}
+
+
+MARK = re.compile(
+    r'<g><title>[^<]*</title>(?:<circle class="mark [^"]*" cx="([\d.]+)" cy="([\d.]+)"[^>]*/>'
+    r'|<path class="mark fixed[^"]*" d="M([\d.]+) ([\d.]+) [^"]*"/>)'
+    r'<text class="mark-key" x="([\d.]+)" y="([\d.]+)">(\d+)</text></g>'
+)
+
+
+def test_each_mark_is_numbered_as_in_the_table_and_its_number_sits_nearest_to_it() -> None:
+    s = spec()
+    r = resolve(s)
+    assert s.plot is not None
+    # Three marks within a few pixels of each other: the crossover, the learner's 255 and B = 256.
+    figure = draw(s.plot, r.scope, r.plot_answers, {"b_crit": 255.0})
+    marks, keys = [], []
+    for cx, cy, fx, fy, kx, ky, n in MARK.findall(figure.svg):
+        marks.append((float(cx), float(cy)) if cx else (float(fx), float(fy) + 7))
+        width = 7.0 * len(n) + 4
+        keys.append((int(n), (float(kx) + width / 2, float(ky) - 6.5)))
+    assert [n for n, _ in keys] == list(range(1, len(figure.points) + 1)) and len(keys) == 3
+    for (n, centre), own in zip(keys, marks, strict=True):
+        others = [m for m in marks if math.dist(m, own) > 1]
+        assert all(math.dist(centre, own) < math.dist(centre, m) for m in others), (n, centre, own, marks)
+    centres = [c for _, c in keys]
+    assert all(math.dist(a, b) >= 11 for i, a in enumerate(centres) for b in centres[i + 1 :]), centres
 
 
 def test_a_plot_that_cannot_be_drawn_is_a_content_error() -> None:
