@@ -143,19 +143,19 @@ HOSTILE = [
     Hostile(
         "find_hidden_tests_or_reference",
         fn(
+            "raise RuntimeError(f'found {HITS}')",
+            # The search runs once, at import: the driver then calls the function once a test case.
+            "import os\n"
             "needles = (b'gpt2' + b'_small', b'12 * n_layers' + b' * d')  # a hidden test id; the reference\n"
-            "hits = []\n"
+            "HITS = []\n"
             "for root, dirs, files in os.walk('/'):\n"
-            # Skipped: kernel views, and what Debian and pip wrote at image build, before any job
-            # existed (half the files; walking them ran into the time limit on a loaded machine).
-            "    if root.startswith(('/proc', '/sys', '/dev', '/usr', '/opt/venv', '/var/lib/dpkg')):\n"
+            # Skipped: kernel views, and what Debian and pip wrote at image build, before any job existed.
+            "    if root.startswith(('/proc', '/sys', '/dev', '/usr', '/opt/venv')):\n"
             "        dirs[:] = []\n        continue\n"
             "    for f in files:\n"
             "        path = os.path.join(root, f)\n"
             "        try:\n            data = open(path, 'rb').read(1_000_000)\n        except OSError:\n            continue\n"
-            "        if any(n in data for n in needles) and path != '/tmp/job/submission.py':\n            hits.append(path)\n"
-            "raise RuntimeError(f'found {hits}')",
-            "import os",
+            "        if any(n in data for n in needles) and path != '/tmp/job/submission.py':\n            HITS.append(path)\n",
         ),
         "error",
         "found []",
