@@ -181,12 +181,21 @@ def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client,
         "parts": 'name="part:',
         "code": 'name="code"',
     }
+    plotted = 0
     for exercise in listed:
         page = web.get(f"/w/{slug}/{exercise.number}/")
         assert page.status_code == 200, exercise.number
         assert markers[exercise.format] in page.text, exercise.number
+        assert '<svg class="roofline"' not in page.text, exercise.number  # not before solving
         if exercise.format == "code":
             continue
         graded = web.post(f"/w/{slug}/{exercise.number}/", form_fields(correct_payload(exercise)))
         assert graded.status_code == 200, (exercise.number, graded.text[-500:])
         assert "✓ Correct" in graded.text, exercise.number
+        assert exercise.current_version is not None
+        if cache.resolved(exercise.current_version).spec.plot is not None:
+            # Solved: the roofline is drawn, its marks numbered as in the table under it.
+            assert '<svg class="roofline"' in graded.text, exercise.number
+            assert '<text class="mark-key"' in graded.text and "<td>1</td>" in graded.text, exercise.number
+            plotted += 1
+    assert plotted == {"scaling-book": 4, "roofline": 5}.get(slug, 0)
