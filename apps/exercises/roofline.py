@@ -205,6 +205,8 @@ def draw(
 
 
 _KEY_OFFSETS = ((9, -9), (-9, -9), (9, 17), (-9, 17), (13, 4), (-13, 4), (0, -22), (0, 30), (20, -22), (-20, -22))
+
+
 def _key_position(
     mark: tuple[float, float], digits: int, placed: list[Box], marks: list[tuple[float, float]], *, below: bool
 ) -> tuple[float, float]:
