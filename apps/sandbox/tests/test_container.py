@@ -28,7 +28,7 @@ SLEEPER = Job(
 def _live_container(client: docker.DockerClient, owner: str, timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = client.containers.list(filters={"label": f"{LABEL_OWNER}={owner}"})
+        found = client.containers.list(filters={"label": f"{LABEL_OWNER}={owner}"}, ignore_removed=True)
         if found:
             return found[0]
         time.sleep(0.05)
@@ -128,9 +128,11 @@ def test_every_container_is_removed_after_its_run(sandbox_image: str) -> None:
     assert runner.run(looping, Limits(time_s=1.0)).status in ("completed", "timeout")
     client = docker.from_env()
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}):
+    while time.monotonic() < deadline and client.containers.list(
+        all=True, filters={"label": f"{LABEL_OWNER}={owner}"}, ignore_removed=True
+    ):
         time.sleep(0.1)
-    assert client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}) == []
+    assert client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}, ignore_removed=True) == []
 
 
 def test_the_reaper_removes_a_crashed_workers_leftovers(sandbox_image: str) -> None:
@@ -148,7 +150,7 @@ def test_the_reaper_removes_a_crashed_workers_leftovers(sandbox_image: str) -> N
     try:
         removed = DockerRunner(sandbox_image).reap(owner=owner)
         assert orphan.id in removed and stale.id in removed
-        assert not client.containers.list(all=True, filters={"id": orphan.id})
+        assert not client.containers.list(all=True, filters={"id": orphan.id}, ignore_removed=True)
     finally:
         for c in (orphan, stale):
             with contextlib.suppress(docker.errors.NotFound):

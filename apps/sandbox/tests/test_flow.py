@@ -84,7 +84,7 @@ def test_every_build_exercise_fails_then_passes_through_the_api(sandbox: Sandbox
 
 
 def _worker_containers(client: docker.DockerClient) -> list[str]:
-    found = client.containers.list(all=True, filters={"label": LABEL})
+    found = client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
     return [str(c.id) for c in found if c.labels.get(LABEL_OWNER, "").startswith("sandbox-test@")]
 
 
