@@ -4,8 +4,8 @@ Log-log axes, one line per curve (colour *and* dash pattern, with a legend), the
 curve, and marks: the learner's values (filled) beside the answer (a ring), or fixed points the
 author names (a triangle), each numbered as in the table under the figure. The title and
 description say every mark in words, and the table repeats them, so the picture is never the
-only way to read it. The plot is only
-built for the solution block, i.e. after the learner solved or revealed the exercise.
+only way to read it. The plot is only built for the solution block, i.e. after the learner
+solved or revealed the exercise.
 """
 
 from __future__ import annotations
