@@ -20,7 +20,7 @@ from apps.accounts.models import Role, User
 from apps.progress import services as progress_services
 from apps.sandbox.runner import DockerRunner
 from apps.sandbox.selectors import READY_KEY
-from apps.sandbox.tests.worker import WorkerProcess, start_worker, worker_env
+from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, start_worker, worker_env
 
 
 @pytest.fixture(scope="session")
@@ -115,7 +115,7 @@ def sandbox_image() -> str:
 def sandbox_worker(
     django_db_setup: None, sandbox_image: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[WorkerProcess]:
-    worker = start_worker(worker_env(), tmp_path_factory.mktemp("worker") / "worker.log", "sandbox-test")
+    worker = start_worker(worker_env(), tmp_path_factory.mktemp("worker") / "worker.log", WORKER_NAME)
     yield worker
     worker.proc.terminate()
     try:

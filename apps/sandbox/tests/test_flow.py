@@ -18,7 +18,7 @@ from apps.exercises.models import Attempt, Exercise
 from apps.sandbox import selectors, services
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader
-from apps.sandbox.tests.worker import WorkerProcess, spawn_worker, start_worker, worker_env
+from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, spawn_worker, start_worker, worker_env
 
 pytestmark = pytest.mark.slow
 
@@ -85,7 +85,7 @@ def test_every_build_exercise_fails_then_passes_through_the_api(sandbox: Sandbox
 
 def _worker_containers(client: docker.DockerClient) -> list[str]:
     found = client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
-    return [str(c.id) for c in found if c.labels.get(LABEL_OWNER, "").startswith("sandbox-test@")]
+    return [str(c.id) for c in found if c.labels.get(LABEL_OWNER, "").startswith(f"{WORKER_NAME}@")]
 
 
 def test_debug_needs_the_lines_and_the_fix(sandbox: Sandbox, reference: SolutionReader) -> None:
@@ -231,7 +231,7 @@ def test_a_worker_killed_mid_run_leaves_nothing_behind(sandbox: Sandbox, tmp_pat
     container.wait(timeout=30)
     container.reload()
     assert container.status == "exited"
-    restarted = start_worker(worker_env(), tmp_path / "restarted.log", "sandbox-test")
+    restarted = start_worker(worker_env(), tmp_path / "restarted.log", WORKER_NAME)
     sandbox.worker.proc, sandbox.worker.log = restarted.proc, restarted.log
     assert _worker_containers(engine) == []  # reaped at start: same worker name, same owner label
     assert sandbox._committed(lambda: services.attempts_fail_stuck(older_than_s=0)) == 1
