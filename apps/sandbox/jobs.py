@@ -1,11 +1,13 @@
 """From a code exercise's spec to what the runner needs: the job, the cases, the limits.
 
-What enters the container is the source and each test's inputs; the expected values stay in
-the ``Case`` list, which only ``verdict.judge`` (in the worker) sees.
+What enters the container is the source, each test's inputs and, when some tests are probes, the
+exercise's ``checks.py`` (trusted content: the checkers the probes name); the expected values
+stay in the ``Case`` list, which only ``verdict.judge`` (in the worker) sees.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 
 from django.conf import settings
@@ -15,15 +17,48 @@ from apps.sandbox.runner import Job, Limits
 from apps.sandbox.verdict import Case
 
 _DEFAULTS = Limits()
+CHECKER_FILE = "checks.py"
 
 
 def code_cases(code: CodeSpec) -> list[Case]:
-    return [Case(c.id, c.args, c.kwargs, c.expected, c.rtol, c.atol) for c in code.cases]
+    return [
+        Case(c.id, c.args, c.kwargs, c.expected, c.rtol, c.atol, probe=c.probe or "", requirement=c.requirement)
+        for c in code.cases
+    ]
 
 
 def code_job(code: CodeSpec, source: str) -> Job:
     cases = [case.inputs() for case in code_cases(code)]
-    return Job(code.entry, cases, {"submission.py": source}, env=dict(code.env))
+    files = {"submission.py": source}
+    if any(c.probe for c in code.cases):
+        files[CHECKER_FILE] = code.checker
+    return Job(code.entry, cases, files, env=dict(code.env))
+
+
+def checker_names(checker: str) -> set[str]:
+    """The checkers a checks.py defines (top-level functions), read without running it."""
+    tree = ast.parse(checker, filename=CHECKER_FILE)
+    return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+
+
+def probe_problems(code: CodeSpec) -> list[str]:
+    """What is wrong with an exercise's probe cases, before anything runs."""
+    probes = [c for c in code.cases if c.probe]
+    if not probes:
+        return []
+    try:
+        defined = checker_names(code.checker)
+    except SyntaxError as exc:
+        return [f"{CHECKER_FILE} does not parse: {exc}"]
+    problems = [] if code.checker.strip() else [f"probe cases need a {CHECKER_FILE} beside tests.py"]
+    for case in probes:
+        if code.checker.strip() and case.probe not in defined:
+            problems.append(f"probe case {case.id} names an unknown checker {case.probe!r} (not in {CHECKER_FILE})")
+        if not isinstance(case.expected, dict) or not case.expected:
+            problems.append(f"probe case {case.id} needs its expected facts written out, as a non-empty dict")
+        if not case.requirement.strip():
+            problems.append(f"probe case {case.id} needs a requirement: the failure message, in plain words")
+    return problems
 
 
 def _setting(name: str, default: float) -> float:

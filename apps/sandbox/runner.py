@@ -86,7 +86,7 @@ class Job:
     def request(self, limits: Limits) -> bytes:
         body = {
             "entry": self.entry,
-            "cases": [{k: c[k] for k in ("id", "args", "kwargs") if k in c} for c in self.cases],
+            "cases": [{k: c[k] for k in ("id", "args", "kwargs", "probe") if k in c} for c in self.cases],
             "files": dict(self.files),
             "time_limit": limits.time_s,
             "output_limit": limits.output_bytes,

@@ -6,6 +6,11 @@ its limits, every expected test id was reported exactly once, none raised, and e
 the expected one (numbers within tolerance, arrays element by element with equal shapes).
 Missing, duplicated or unknown ids fail; exit codes are never verdicts. Every string that came
 from the container is NUL-stripped and capped here, before it can reach the database.
+
+A *probe* case (``Case.probe``) reports facts about the learner's function (``{"vmap": true,
+...}``, from the exercise's ``checks.py``) rather than its value. It passes when every expected
+fact is reported and equal; extra facts are ignored. When it fails, its message is the case's
+``requirement`` in plain words, followed by the checker's own ``note`` on what it found.
 """
 
 from __future__ import annotations
@@ -35,9 +40,13 @@ class Case:
     expected: Any
     rtol: float = 1e-6
     atol: float = 1e-9
+    probe: str = ""  # a checker in checks.py: the case reports facts about the function, not its value
+    requirement: str = ""  # a probe's failure message: what the prompt asks, in plain words
 
     def inputs(self) -> dict[str, Any]:
-        """What of this case enters the container: its id and arguments, never ``expected``."""
+        """What of this case enters the container: its id, arguments and probe, never ``expected``."""
+        if self.probe:
+            return {"id": self.id, "args": self.args, "kwargs": self.kwargs, "probe": self.probe}
         return {"id": self.id, "args": self.args, "kwargs": self.kwargs}
 
     def call(self, entry: str) -> str:
@@ -129,10 +138,11 @@ def judge(result: RunResult, cases: Sequence[Case], entry: str) -> Verdict:
     n_failed = sum(not c.passed for c in checked)
     message = f"{n_failed} of {len(checked)} tests failed."
     if raised is not None:
+        error = str(raised.get("error", ""))
         return Verdict(
             "error",
             checked,
-            message=clean(f"{message} {raised.get('error', '')}"),
+            message=clean(f"{message} {error[:1].upper()}{error[1:]}"),
             traceback=clean(raised["traceback"]),
             prints=prints,
         )
@@ -154,6 +164,9 @@ def decide(results: list[Any], cases: Sequence[Case], entry: str) -> list[CaseRe
             out.append(CaseResult(case.id, False, call, f"This test {why}."))
             continue
         r = reported[0]
+        if case.probe:
+            out.append(_probe_result(case, call, r))
+            continue
         if r.get("ok") is not True:
             out.append(CaseResult(case.id, False, call, clean(f"Raised {r.get('error', 'an error')}", 2000)))
             continue
@@ -168,6 +181,33 @@ def decide(results: list[Any], cases: Sequence[Case], entry: str) -> list[CaseRe
         else:
             out.append(CaseResult(case.id, False, call, "Wrong value.", expected, shown_got))
     return out
+
+
+def _probe_result(case: Case, call: str, reported: dict[str, Any]) -> CaseResult:
+    """A probe's facts against the expected ones. Only the facts asked for are shown back."""
+    expected = case.expected if isinstance(case.expected, dict) else {}
+    shown_expected = _short(expected)
+    if reported.get("ok") is not True:
+        why = f"{case.requirement} The check could not run: {reported.get('error', 'an error')}"
+        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected)
+    try:
+        facts = decode(reported.get("value"))
+    except (ValueError, TypeError):
+        facts = None
+    if not isinstance(facts, dict):
+        why = f"{case.requirement} The check reported nothing."
+        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected)
+    missing = object()
+    got = {k: facts.get(k, missing) for k in expected}
+    passed = bool(expected) and all(
+        v is not missing and equal(v, expected[k], case.rtol, case.atol) for k, v in got.items()
+    )
+    shown_got = _short({k: v for k, v in got.items() if v is not missing})
+    if passed:
+        return CaseResult(case.id, True, call, "", shown_expected, shown_got)
+    note = facts.get("note")
+    message = case.requirement + (f" Found: {note}" if isinstance(note, str) and note else "")
+    return CaseResult(case.id, False, call, clean(message, 2000), shown_expected, shown_got)
 
 
 def decode(value: Any) -> Any:

@@ -8,9 +8,11 @@ Layout::
     <slug>/code/<dir>/starter.py    code exercises: what the learner starts from
                      solution.py    the reference solution
                      tests.py       CASES = [...], a literal list (read with ast, never executed)
+                     checks.py      optional: the checkers that probe cases name (run in the sandbox)
 
 Code files are inlined into the exercise spec, and expected values a test leaves out are
-computed by running the reference solution (trusted content) in a subprocess.
+computed by running the reference solution (trusted content) in a subprocess; a probe's expected
+facts are never computed, they state the requirement and must be written out.
 """
 
 from __future__ import annotations
@@ -79,11 +81,13 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
         code["solution"] = (folder / "solution.py").read_text(encoding="utf-8")
     except OSError as exc:
         raise LoadError(f"exercise {raw.get('number')}: {exc}") from None
+    if (folder / "checks.py").is_file():
+        code["checker"] = (folder / "checks.py").read_text(encoding="utf-8")
     cases = read_cases(folder / "tests.py")
-    if compute_expected and any("expected" not in c for c in cases):
+    if compute_expected and any("expected" not in c and not c.get("probe") for c in cases):
         job = Job(
             str(code.get("entry")),
-            [{"args": [], "kwargs": {}, **c} for c in cases],
+            [{"args": [], "kwargs": {}, **c} for c in cases if not c.get("probe")],
             {"submission.py": code["solution"]},
         )
         run = LocalRunner().run(job, Limits(time_s=60.0))
@@ -91,7 +95,7 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
         results = {r.get("id"): r for r in items if isinstance(r, dict)}
         fatal = next((r.get("fatal") for r in items if isinstance(r, dict) and "fatal" in r), None)
         for case in cases:
-            if "expected" in case:
+            if "expected" in case or case.get("probe"):
                 continue
             result = results.get(case["id"])
             if not result or not result.get("ok"):

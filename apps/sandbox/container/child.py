@@ -1,10 +1,17 @@
 """The learner's process: imports their submission, calls their function on each case's inputs.
 
 Started by ``driver.py`` as ``python -I child.py SUBMISSION``. Reads one JSON line on stdin —
-``{"entry": "f", "cases": [{"id", "args", "kwargs"}]}`` — and writes one JSON line per case on
-its results pipe: ``{"id", "ok": true, "value"}`` or ``{"id", "ok": false, "error", "traceback"}``,
-or a single ``{"fatal", "traceback"}`` line when the submission cannot be loaded. It is given
-inputs only; whether a value is right is decided by the worker, outside this container.
+``{"entry": "f", "cases": [{"id", "args", "kwargs", "probe"?}]}`` — and writes one JSON line
+per case on its results pipe: ``{"id", "ok": true, "value"}`` or
+``{"id", "ok": false, "error", "traceback"}``, or a single ``{"fatal", "traceback"}`` line when
+the submission cannot be loaded. It is given inputs only; whether a value is right is decided by
+the worker, outside this container.
+
+A case with a ``probe`` reports what the exercise's checker of that name (a function in the
+``checks.py`` beside the submission: trusted content) says about the learner's function on those
+inputs, instead of the function's value (see ``probes.py``). The checkers and their toolkit are
+loaded before the submission and kept out of ``sys.modules``, and the file is deleted, so the
+submission cannot simply read, import or patch them.
 
 Values cross the pipe as plain JSON. Arrays (numpy or JAX) travel as ``.npy`` bytes in base64
 (``{"__ndarray__": ...}``), loaded with ``allow_pickle=False``; non-finite floats as
@@ -12,6 +19,8 @@ Values cross the pipe as plain JSON. Arrays (numpy or JAX) travel as ``.npy`` by
 """
 
 import base64
+import contextlib
+import functools
 import importlib.util
 import io
 import json
@@ -21,6 +30,7 @@ import sys
 import traceback
 
 MAX_VALUE_CHARS = 4_000_000
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def decode(value):
@@ -78,6 +88,27 @@ def curated_traceback(exc, submission_path):
     return "".join(lines).replace(submission_path, "submission.py")
 
 
+def load_checkers(path, names):
+    """The exercise's checker functions, by name, loaded (with their toolkit) before the submission."""
+    tools_spec = importlib.util.spec_from_file_location("sandbox_probes", os.path.join(HERE, "probes.py"))
+    tools = importlib.util.module_from_spec(tools_spec)
+    # checks.py imports the toolkit by this name; it leaves sys.modules before the submission loads.
+    sys.modules["sandbox_probes"] = tools
+    try:
+        tools_spec.loader.exec_module(tools)
+        spec = importlib.util.spec_from_file_location("exercise_checks", path)
+        checks = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(checks)
+    finally:
+        sys.modules.pop("sandbox_probes", None)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    missing = sorted(n for n in names if not callable(getattr(checks, n, None)))
+    if missing:
+        raise LookupError(f"checks.py has no checker named {', '.join(missing)}")
+    return {n: getattr(checks, n) for n in names}, tools
+
+
 def main():
     submission_path = os.path.abspath(sys.argv[1])
     request = json.loads(sys.stdin.readline())
@@ -91,6 +122,15 @@ def main():
         results.write(json.dumps(item) + "\n")
         results.flush()
 
+    probes = sorted({c["probe"] for c in request["cases"] if c.get("probe")})
+    checkers, tools = {}, None
+    if probes:
+        try:
+            checkers, tools = load_checkers(os.path.join(os.path.dirname(submission_path), "checks.py"), probes)
+            tools.mark_baseline()
+        except BaseException as exc:
+            emit({"fatal": f"the exercise's checks could not be loaded: {type(exc).__name__}: {exc}", "traceback": ""})
+            return
     try:
         spec = importlib.util.spec_from_file_location("submission", submission_path)
         module = importlib.util.module_from_spec(spec)
@@ -109,16 +149,21 @@ def main():
         return
     for case in request["cases"]:
         try:
-            value = fn(*decode(case.get("args", [])), **decode(case.get("kwargs", {})))
+            call = functools.partial(checkers[case["probe"]], module, fn) if case.get("probe") else fn
+            value = call(*decode(case.get("args", [])), **decode(case.get("kwargs", {})))
             item = {"id": case["id"], "ok": True, "value": encode(value)}
             if len(json.dumps(item)) > MAX_VALUE_CHARS:
                 item = {"id": case["id"], "ok": False, "error": "the function returned too much data"}
         except Exception as exc:
+            error, shown = f"{type(exc).__name__}: {exc}", exc
+            if tools is not None and isinstance(exc, tools.ProbeError):
+                # The probe's own words, and the learner's frames of what went wrong underneath.
+                error, shown = str(exc), exc.__cause__ or exc
             item = {
                 "id": case["id"],
                 "ok": False,
-                "error": f"{type(exc).__name__}: {exc}"[:2000],
-                "traceback": curated_traceback(exc, submission_path)[:4000],
+                "error": error[:2000],
+                "traceback": curated_traceback(shown, submission_path)[:4000],
             }
         emit(item)
 

@@ -3,11 +3,13 @@
 Runs as the container's main process (under docker-init, as the unprivileged ``learner`` user),
 standard library only, with ``python -I -S``. It reads ONE line of JSON on stdin:
 
-    {"entry": "f", "cases": [{"id", "args", "kwargs"}], "files": {"submission.py": "..."},
+    {"entry": "f", "cases": [{"id", "args", "kwargs", "probe"?}], "files": {"submission.py": "..."},
      "time_limit": 10.0, "output_limit": 1048576}
 
 The request holds the inputs of each test, never the expected values: those stay with the worker,
-which decides pass or fail (``apps/sandbox/verdict.py``). The driver writes the files into a
+which decides pass or fail (``apps/sandbox/verdict.py``). A case with a ``probe`` names a checker
+in the exercise's ``checks.py`` (sent as one of the files) that reports facts about the learner's
+function instead of its value (``child.py``, ``probes.py``). The driver writes the files into a
 fresh directory on the tmpfs, starts ``child.py`` as its own process, sends it the cases over a
 pipe and reads back one JSON line per case. The child's own prints go to a separate, capped pipe.
 It ends with ONE line of JSON on stdout:
