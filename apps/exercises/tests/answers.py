@@ -1,4 +1,4 @@
-"""For tests: the correct payload for any exercise, and the strings that must stay secret."""
+"""For tests: the correct payload for any exercise, and what must stay secret before solving."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat
-from apps.exercises.content import cache
+from apps.exercises.content import cache, secrecy
 from apps.exercises.grading.numeric import NumericTarget, format_in
 from apps.exercises.grading.symbolic import SymbolicTarget
 from apps.exercises.models import Exercise
@@ -104,8 +104,9 @@ def hidden_test_ids(exercise: Exercise) -> list[str]:
 
 
 def secrets(exercise: Exercise) -> list[str]:
-    """Strings that would give the answer away; none may appear before solving or revealing.
-    All of them appear once the exercise is revealed, except the order (a list of ids)."""
+    """Texts that would give the answer away; none may appear before solving or revealing.
+    All of them appear once the exercise is revealed, except the order (a list of ids).
+    Numbers are not among them: ``numeric_secrets`` finds those in every way they are written."""
     version = exercise.current_version
     assert version is not None
     r = cache.resolved(version)
@@ -114,10 +115,6 @@ def secrets(exercise: Exercise) -> list[str]:
     found: list[str] = []
     if spec.explanation.strip():
         found.append(html.explanation_html)
-    if r.answer_text and len(r.answer_text) >= 5:
-        # Short integers ("14" GPUs) occur by chance in timestamps and ids; for them the
-        # structural check (no solution keys anywhere) is the guard.
-        found.append(r.answer_text)
     if r.numeric is not None:
         found += [a.feedback for a in r.numeric.alternates]
     for i, option in enumerate(spec.options or []):
@@ -125,10 +122,25 @@ def secrets(exercise: Exercise) -> list[str]:
             found.append(html.options_feedback_html[i])
     if spec.code is not None:
         found.append(spec.code.solution)
-    found += [target.text() for target in r.cells.values()]
-    found += [t for t in map(_part_text, r.parts.values()) if len(t) >= 5]
-    # A number the prompt itself shows is public (1.4: the variance equals the given d_k = 128).
+    # Expressions; short ones ("d") occur by chance, for them the structural check is the guard.
+    found += [t.text for t in r.parts.values() if isinstance(t, SymbolicTarget) and len(t.text) >= 5]
+    # A text the prompt itself shows is public.
     return [s for s in found if s and s not in html.prompt_html]
+
+
+def numeric_secrets(exercise: Exercise) -> list[secrecy.Answer]:
+    """Every number the exercise asks for (answer, parts, table cells), less those equal to a given."""
+    version = exercise.current_version
+    assert version is not None
+    return secrecy.secret_answers(cache.resolved(version))
+
+
+def public_numbers(exercise: Exercise) -> list[float]:
+    """The givens a learner has before solving: the exercise's, and its chapter intro's."""
+    version = exercise.current_version
+    assert version is not None
+    chapter = [float(v) for v in (exercise.chapter.givens or {}).values() if type(v) in (int, float)]
+    return secrecy.givens_of(cache.resolved(version).spec) + chapter
 
 
 SECRET_KEYS = ("explanation_html", "buggy_lines", "fixed_code", "reference_solution", "cases", "expected", "alternates")
