@@ -216,16 +216,19 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
         rows: list[tuple[str, str]] = []
         if r.answer_text:
             rows.append(("Answer", r.answer_text))
-            rows += (
-                [("Accepted alternate", f"{a.value:g} — {a.feedback}") for a in r.numeric.alternates]
-                if r.numeric
-                else []
-            )
-            rows += [("Known mistake", f"{m.value:g} — {m.feedback}") for m in r.numeric.mistakes] if r.numeric else []
+            if r.numeric:
+                rows += [
+                    (
+                        "Accepted with a unit note" if a.convention else "Accepted alternate",
+                        f"{r.numeric.text(a.value)} — {a.feedback}",
+                    )
+                    for a in r.numeric.alternates
+                ]
+                rows += [("Known mistake", f"{r.numeric.text(m.value)} — {m.feedback}") for m in r.numeric.mistakes]
         for cid, target in r.cells.items():
-            rows.append((f"Cell {cid}", f"{target.value:g}"))
-        for o in r.spec.options or []:
-            rows.append(("Correct option" if o.correct else "Distractor", o.text))
+            rows.append((f"Cell {cid}", target.text()))
+        for o in r.spec.options or []:  # rendered text, as learners read it (ResolvedExercise.spec)
+            rows.append(("Correct option" if o.correct else "Distractor", f"{o.text} — feedback: {o.feedback}"))
         if r.spec.buggy_lines:
             rows.append(("Buggy lines", ", ".join(map(str, r.spec.buggy_lines))))
         answers = format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -16,6 +17,7 @@ from apps.core.pagination import Pagination
 from apps.core.serializers import represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
+from apps.exercises.choices import AttemptPart
 from apps.exercises.content import cache
 from apps.exercises.content.render import markdown_html, render
 from apps.exercises.grading.formula import scope_of
@@ -60,6 +62,7 @@ def state_dict(p: ExerciseProgress | None) -> dict[str, Any]:
         "hints_used": p.hints_used if p else 0,
         "solved_at": p.solved_at if p else None,
         "revealed_at": p.revealed_at if p else None,
+        "solved_with_note": bool(p and p.solved and p.solved_with_note),
     }
 
 
@@ -113,12 +116,31 @@ def attempt_dict(a: Attempt) -> dict[str, Any]:
         "verdict": a.verdict,
         "outcome": a.outcome,
         "correct": a.verdict == Verdict.CORRECT,
+        "accepted_with_note": a.accepted_with_note,
+        "counted": a.counted,
         "score": a.score,
         "feedback": a.feedback,
         "feedback_html": markdown_html(a.feedback) if a.feedback else "",
         "understood": a.parsed.get("understood") if isinstance(a.parsed, dict) else None,
         "details": a.details,
+        "run": run_dict(a) if a.part == AttemptPart.CODE else None,
         "url": reverse("api:attempt-detail", kwargs={"attempt_id": a.pk}),
+    }
+
+
+def run_dict(a: Attempt) -> dict[str, Any]:
+    """A code attempt's run: the limits its worker recorded on claiming it, and the time it took."""
+    limits = a.details.get("limits") if isinstance(a.details, dict) else None
+    limits = limits if isinstance(limits, dict) else {}
+    elapsed = None
+    if a.started_at is not None:
+        end = a.finished_at if a.is_final and a.finished_at else timezone.now()
+        elapsed = round(max(0.0, (end - a.started_at).total_seconds()), 1)
+    return {
+        "time_limit_s": limits.get("time_s"),
+        "memory_mb": limits.get("memory_mb"),
+        "started_at": a.started_at,
+        "elapsed_s": elapsed,
     }
 
 
@@ -274,7 +296,7 @@ class ExerciseAttemptsApi(APIView):
         outcome = services.attempt_create(user=user, exercise=exercise, payload=dict(body.validated_data))
         attempt, progress = outcome.attempt, outcome.progress
         if outcome.pending:
-            # Queued for the sandbox (or, run eagerly, already graded): read back what is known now.
+            # Queued for the sandbox; a worker may have claimed it already: read back what is known now.
             attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
             progress = selectors.progress_get(user=user, exercise=exercise)
         solved = attempt.verdict == Verdict.CORRECT and progress is not None and progress.solved
@@ -294,13 +316,20 @@ class ExercisePreviewApi(APIView):
     @extend_schema(
         operation_id="exercise_answer_preview",
         request=PreviewIn,
-        description="How a numeric answer would be read, without grading or recording it.",
+        description=(
+            "How a number would be read, without grading or recording it: the same reading the grader "
+            "takes. For a multi-part or table exercise, `field` names the part or cell."
+        ),
         responses={200: PreviewOut, **ERRORS},
     )
     def post(self, request: Request, slug: str, number: str) -> Response:
         body = PreviewIn(data=request.data)
         body.is_valid(raise_exception=True)
-        data = services.answer_preview(exercise=_exercise(slug, number), text=body.validated_data["answer"])
+        data = services.answer_preview(
+            exercise=_exercise(slug, number),
+            text=body.validated_data["answer"],
+            field=body.validated_data.get("field") or None,
+        )
         return Response(represent(PreviewOut, data))
 
 

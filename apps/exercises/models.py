@@ -151,6 +151,18 @@ class Attempt(models.Model):
         max_length=16, choices=CodeOutcome.choices, blank=True, help_text="How a sandbox run ended (code only)."
     )
     score = models.FloatField(default=0.0)
+    # db_default as well: the grading hot path inserts attempts with raw SQL (progress.services).
+    accepted_with_note = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Accepted only under another unit convention (the GiB figure labelled GB): solved, with a note.",
+    )
+    counted = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="Counts as an attempt. A multi-part answer with parts left empty and every answered part "
+        "right does not: leaving parts for later costs nothing.",
+    )
     feedback = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

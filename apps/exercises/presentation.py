@@ -23,7 +23,7 @@ from apps.exercises.content import cache
 from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.content.schema import CodeSpec, ExerciseSpec, PartSpec
 from apps.exercises.grading.base import InvalidAnswer
-from apps.exercises.grading.numeric import NumericTarget
+from apps.exercises.grading.numeric import NumericTarget, base_threshold
 from apps.exercises.grading.symbolic import SymbolicTarget
 from apps.exercises.models import ExerciseVersion
 from apps.progress.models import ExerciseProgress
@@ -72,6 +72,8 @@ def widget(version: ExerciseVersion, user_id: int) -> dict[str, Any]:
         return {
             "format": fmt,
             "input_unit": spec.answer.input_unit or spec.answer.unit,
+            "bare_in_base_from": base_threshold(r.numeric.input_unit),
+            "base_unit": r.numeric.dim.label(),
             "unit": spec.answer.unit,
             "quantity": r.numeric.dim.describe(),
             "sig_figs": spec.answer.sig_figs,

@@ -96,6 +96,12 @@ AttemptRequest = PolymorphicProxySerializer(
 
 class PreviewIn(serializers.Serializer[Any]):
     answer = serializers.CharField(max_length=200)
+    field = serializers.CharField(
+        max_length=64,
+        required=False,
+        allow_blank=True,
+        help_text="A numeric part's key or a table cell's id; leave out for a numeric exercise's one answer.",
+    )
 
 
 class PreviewOut(serializers.Serializer[Any]):
@@ -113,6 +119,12 @@ class _Widget(serializers.Serializer[Any]):
 
 class NumericWidget(_Widget):
     input_unit = serializers.CharField(help_text="How a bare number is read.")
+    bare_in_base_from = serializers.FloatField(
+        allow_null=True,
+        help_text="A bare number at least this large is read in base units (`unit`'s base), not in `input_unit`: "
+        "2147483648 in a GB field is bytes. Null: a bare number is always read in `input_unit`.",
+    )
+    base_unit = serializers.CharField(help_text="The base unit a large bare number is read in (bytes, params...).")
     unit = serializers.CharField()
     quantity = serializers.CharField(help_text="What kind of quantity is asked for.")
     sig_figs = serializers.IntegerField()
@@ -320,6 +332,10 @@ class StateOut(serializers.Serializer[Any]):
     hints_used = serializers.IntegerField()
     solved_at = serializers.DateTimeField(allow_null=True)
     revealed_at = serializers.DateTimeField(allow_null=True)
+    solved_with_note = serializers.BooleanField(
+        help_text="Solved only through an answer accepted with a unit note (the GiB figure labelled GB); "
+        "a correct answer in the unit asked clears it."
+    )
 
 
 class ExerciseSummaryOut(serializers.Serializer[Any]):
@@ -391,6 +407,20 @@ class ExerciseDetailOut(ExerciseSummaryOut):
         return obj["solution"]  # type: ignore[no-any-return]
 
 
+class RunOut(serializers.Serializer[Any]):
+    """A code attempt's sandbox run, as far as it has gone: what a page following it shows."""
+
+    time_limit_s = serializers.FloatField(
+        allow_null=True, help_text="The run's time limit in seconds, set when a worker claims it; null while queued."
+    )
+    memory_mb = serializers.IntegerField(allow_null=True, help_text="The run's memory limit; null while queued.")
+    started_at = serializers.DateTimeField(allow_null=True, help_text="When a worker claimed it; null while queued.")
+    elapsed_s = serializers.FloatField(
+        allow_null=True,
+        help_text="Seconds since it started (running) or from start to verdict (final); null while queued.",
+    )
+
+
 class AttemptOut(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     workbook = serializers.CharField()
@@ -408,11 +438,22 @@ class AttemptOut(serializers.Serializer[Any]):
         choices=CodeOutcome.choices, allow_blank=True, help_text="Code: how the run ended."
     )
     correct = serializers.BooleanField()
+    accepted_with_note = serializers.BooleanField(
+        help_text="Correct only under another unit convention (the GiB figure labelled GB): it solves the "
+        "exercise, and the feedback names the difference."
+    )
+    counted = serializers.BooleanField(
+        help_text="Whether this counts as an attempt. A multi-part answer with parts left for later and the "
+        "answered ones right does not."
+    )
     score = serializers.FloatField()
     feedback = serializers.CharField(allow_blank=True)
     feedback_html = serializers.CharField(allow_blank=True)
-    understood = serializers.CharField(allow_null=True, help_text="How a numeric answer was read.")
+    understood = serializers.CharField(
+        allow_null=True, help_text="How a numeric answer was read: the reading the preview showed and the grader took."
+    )
     details = serializers.DictField(help_text="Per-format detail: per-cell verdicts, the first misplaced step...")
+    run = RunOut(allow_null=True, help_text="Code: the sandbox run (limits, start, elapsed time); null otherwise.")
     url = serializers.CharField()
 
 

@@ -258,6 +258,8 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         parsed=result.parsed,
         verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
         score=result.score,
+        accepted_with_note=result.noted,
+        counted=result.counts,
         feedback=result.feedback,
         details=result.details,
         created_at=timezone.now(),
@@ -272,18 +274,32 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
 
 
-def answer_preview(*, exercise: Exercise, text: str) -> dict[str, Any]:
-    """What a numeric input would be read as, without grading it ("512 MiB = 536,870,912 bytes")."""
+def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -> dict[str, Any]:
+    """What a number would be read as, without grading it ("512 MiB = 536,870,912 bytes").
+
+    The reading is ``numeric.interpret``'s, the same the grader takes. ``field`` names a numeric
+    part or table cell; a numeric exercise has none.
+    """
     version = exercise.current_version
     r = cache.resolved(version) if version else None
-    if r is None or r.numeric is None:
-        raise ApplicationError("Only numeric answers have a preview.", code="no_preview")
+    targets: dict[str, numeric.NumericTarget] = {}
+    if r is not None:
+        if r.numeric is not None:
+            targets[""] = r.numeric
+        targets |= {k: t for k, t in r.parts.items() if isinstance(t, numeric.NumericTarget)}
+        targets |= r.cells
+    if not targets:
+        raise ApplicationError("Only numbers have a preview.", code="no_preview")
+    target = targets.get(field or "")
+    if target is None:
+        known = ", ".join(sorted(k for k in targets if k)) or "none (this exercise has one answer)"
+        raise ApplicationError(f"No numeric field {field!r} here; fields: {known}.", code="unknown_field")
     try:
-        reading = numeric.read(text, expected=r.numeric.dim)
-        interp = numeric.interpret(reading, expected=r.numeric.dim, input_unit=r.numeric.input_unit)
+        reading = numeric.read(text, expected=target.dim)
+        interp = numeric.interpret(reading, expected=target.dim, input_unit=target.input_unit)
     except InvalidAnswer as exc:
         raise _invalid(exc) from None
-    return {"understood": interp.understood, "value": interp.value, "unit": r.numeric.dim.label()}
+    return {"understood": interp.understood, "value": interp.value, "unit": target.dim.label()}
 
 
 # ---------------------------------------------------------------------------------------------

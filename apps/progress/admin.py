@@ -238,6 +238,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
             header = [
                 "exercise", "title", "kind", "attempts", "learners", "solved", "solve rate",
                 "median attempts to solve", "revealed share", "most common wrong answers",
+                "solved only with a unit note",
             ]  # fmt: skip
             body = [
                 [
@@ -251,6 +252,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
                     "" if s.median_attempts is None else s.median_attempts,
                     _ratio(s.reveal_share),
                     "; ".join(f"{a} ×{n}" for a, n in s.wrong_answers),
+                    s.solved_with_note,
                 ]
                 for s in stats
             ]

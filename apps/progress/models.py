@@ -34,6 +34,12 @@ class ExerciseProgress(models.Model):
     last_attempt = models.ForeignKey(
         "exercises.Attempt", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    solved_with_note = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Solved only through answers accepted with a unit note (the GiB figure labelled GB); "
+        "a correct answer in the unit asked clears it.",
+    )
     parts_solved = models.PositiveSmallIntegerField(
         default=0, help_text="Bit set of solved parts (a Debug: 1 = buggy lines, 2 = fixed code)."
     )

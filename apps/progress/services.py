@@ -42,16 +42,19 @@ _ATTEMPT = Attempt._meta.db_table
 _COLUMNS = (
     "id", "attempts", "hints_used", "solved_at", "revealed_at", "first_solve_attempt_id", "last_attempt_at",
     "last_attempt_id", "parts_solved", "first_solved_at", "attempts_to_solve", "forfeited", "points",
+    "solved_with_note",
 )  # fmt: skip
 
-# Count the attempt and add the part it solved (a bit; 0 when wrong) to parts_solved. The attempt
-# that completes every part (%(all)s) sets solved_at and first_solve_attempt; later ones keep
-# them. The row lock ON CONFLICT takes serializes concurrent attempts by the same learner, so
-# two parts solved at once still complete the exercise exactly once.
+# Count the attempt (excluded.attempts: 1, or 0 for one that does not count) and add the part it
+# solved (a bit; 0 when wrong) to parts_solved. The attempt that completes every part (%(all)s)
+# sets solved_at and first_solve_attempt; later ones keep them. solved_with_note follows the
+# completing attempt (accepted only with a unit note), and a later clean solve clears it. The
+# row lock ON CONFLICT takes serializes concurrent attempts by the same learner, so two parts
+# solved at once still complete the exercise exactly once.
 _SOLVES = f"({_PROGRESS}.solved_at IS NULL AND excluded.parts_solved <> 0 AND ({_PROGRESS}.parts_solved | excluded.parts_solved) = %s)"
 _UPSERT_TAIL = f"""
 ON CONFLICT (user_id, exercise_id) DO UPDATE SET
-    attempts = {_PROGRESS}.attempts + 1,
+    attempts = {_PROGRESS}.attempts + excluded.attempts,
     last_attempt_at = excluded.last_attempt_at,
     last_attempt_id = excluded.last_attempt_id,
     parts_solved = {_PROGRESS}.parts_solved | excluded.parts_solved,
@@ -59,17 +62,25 @@ ON CONFLICT (user_id, exercise_id) DO UPDATE SET
                                   ELSE {_PROGRESS}.first_solve_attempt_id END,
     solved_at = CASE WHEN {_SOLVES} THEN excluded.last_attempt_at ELSE {_PROGRESS}.solved_at END,
     first_solved_at = COALESCE({_PROGRESS}.first_solved_at, CASE WHEN {_SOLVES} THEN excluded.last_attempt_at END),
-    attempts_to_solve = COALESCE({_PROGRESS}.attempts_to_solve, CASE WHEN {_SOLVES} THEN {_PROGRESS}.attempts + 1 END)
+    attempts_to_solve = COALESCE({_PROGRESS}.attempts_to_solve,
+                                 CASE WHEN {_SOLVES} THEN {_PROGRESS}.attempts + excluded.attempts END),
+    solved_with_note = CASE WHEN {_SOLVES} THEN excluded.solved_with_note
+                            WHEN excluded.parts_solved <> 0 AND {_PROGRESS}.solved_at IS NOT NULL
+                                THEN {_PROGRESS}.solved_with_note AND excluded.solved_with_note
+                            ELSE {_PROGRESS}.solved_with_note END
 RETURNING {", ".join(_COLUMNS)}
 """
 _INSERT_COLUMNS = (
     "user_id, exercise_id, workbook_id, attempts, hints_used, solved_at, revealed_at, first_solve_attempt_id, "
-    "last_attempt_at, last_attempt_id, parts_solved, first_solved_at, attempts_to_solve, forfeited, points"
+    "last_attempt_at, last_attempt_id, parts_solved, first_solved_at, attempts_to_solve, forfeited, points, "
+    "solved_with_note"
 )
+# Parameters of the upsert tail: each is the "all parts" bit set.
+_TAIL_PARAMS = _UPSERT_TAIL.count("%s")
 
 # Portable (PostgreSQL and SQLite >= 3.35), for an attempt already inserted.
 _RECORD_ATTEMPT = (
-    f"INSERT INTO {_PROGRESS} ({_INSERT_COLUMNS}) VALUES (%s, %s, %s, 1, 0, %s, NULL, %s, %s, %s, %s, %s, %s, FALSE, 0)"  # noqa: S608 - names are ours
+    f"INSERT INTO {_PROGRESS} ({_INSERT_COLUMNS}) VALUES (%s, %s, %s, %s, 0, %s, NULL, %s, %s, %s, %s, %s, %s, FALSE, 0, %s)"  # noqa: S608 - names are ours
     + _UPSERT_TAIL
 )
 
@@ -78,13 +89,13 @@ _RECORD_ATTEMPT = (
 _INSERT_ATTEMPT_AND_RECORD = f"""
 WITH new_attempt AS (
     INSERT INTO {_ATTEMPT} (user_id, exercise_id, version_id, part, status, raw, parsed, verdict, outcome, score,
-                            feedback, details, created_at)
-    VALUES (%s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s)
+                            feedback, details, created_at, accepted_with_note, counted)
+    VALUES (%s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s, %s, %s)
     RETURNING id, created_at
 ), progress AS (
     INSERT INTO {_PROGRESS} ({_INSERT_COLUMNS})
-    SELECT %s, %s, %s, 1, 0, CASE WHEN %s THEN a.created_at END, NULL, CASE WHEN %s THEN a.id END, a.created_at,
-           a.id, %s, CASE WHEN %s THEN a.created_at END, CASE WHEN %s THEN 1 END, FALSE, 0
+    SELECT %s, %s, %s, %s, 0, CASE WHEN %s THEN a.created_at END, NULL, CASE WHEN %s THEN a.id END, a.created_at,
+           a.id, %s, CASE WHEN %s THEN a.created_at END, CASE WHEN %s THEN 1 END, FALSE, 0, %s
     FROM new_attempt AS a
     {_UPSERT_TAIL}
 )
@@ -104,8 +115,8 @@ WITH cur AS (
     SELECT 1 WHERE NOT COALESCE((SELECT solved_at IS NULL AND (parts_solved | %s) = %s FROM cur), %s = %s)
 ), new_attempt AS (
     INSERT INTO {_ATTEMPT} (user_id, exercise_id, version_id, part, status, raw, parsed, verdict, outcome, score,
-                            feedback, details, created_at)
-    SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s FROM go
+                            feedback, details, created_at, accepted_with_note, counted)
+    SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s, %s, %s FROM go
     RETURNING id, created_at
 )"""  # noqa: S608
 _INSERT_ATTEMPT_IF_NOT_COMPLETING = (
@@ -139,15 +150,16 @@ def attempt_record(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) -
     params: list[Any] = [
         attempt.user_id, attempt.exercise_id, attempt.version_id, attempt.part, json.dumps(attempt.raw),
         json.dumps(attempt.parsed), attempt.verdict, attempt.score, attempt.feedback,
-        json.dumps(attempt.details), attempt.created_at,
-        attempt.user_id, attempt.exercise_id, workbook_id, completes, completes, bit, completes, completes,
-        all_parts, all_parts, all_parts, all_parts,
+        json.dumps(attempt.details), attempt.created_at, attempt.accepted_with_note, attempt.counted,
+        attempt.user_id, attempt.exercise_id, workbook_id, int(attempt.counted), completes, completes, bit,
+        completes, completes, completes and attempt.accepted_with_note,
+        *[all_parts] * _TAIL_PARAMS,
     ]  # fmt: skip
     if bit == 0:
         # A wrong answer changes no streak or score: one statement, atomic on its own.
         return _run_record(attempt, workbook_id, _INSERT_ATTEMPT_AND_RECORD, params, saved=False)
     guard = [attempt.user_id, attempt.exercise_id, bit, all_parts, bit, all_parts]
-    never = [*params[:-4], -1, -1, -1, -1]  # the upsert's "all parts": it cannot complete
+    never = [*params[:-_TAIL_PARAMS], *[-1] * _TAIL_PARAMS]  # the upsert's "all parts": it cannot complete
     recorded = _try_record(attempt, workbook_id, _INSERT_ATTEMPT_IF_NOT_COMPLETING, guard + never, saved=False)
     if recorded is not None:
         return recorded
@@ -160,9 +172,10 @@ def attempt_count(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) ->
     bit = part_bit if attempt.verdict == Verdict.CORRECT else 0
     completes = bit != 0 and bit == all_parts
     at = attempt.finished_at or attempt.created_at
-    params = [attempt.user_id, attempt.exercise_id, attempt.exercise.workbook_id, at if completes else None,
-              attempt.pk if completes else None, at, attempt.pk, bit, at if completes else None,
-              1 if completes else None, all_parts, all_parts, all_parts, all_parts]  # fmt: skip
+    params = [attempt.user_id, attempt.exercise_id, attempt.exercise.workbook_id, int(attempt.counted),
+              at if completes else None, attempt.pk if completes else None, at, attempt.pk, bit,
+              at if completes else None, 1 if completes else None, completes and attempt.accepted_with_note,
+              *[all_parts] * _TAIL_PARAMS]  # fmt: skip
     with transaction.atomic():
         return _run_record(attempt, attempt.exercise.workbook_id, _RECORD_ATTEMPT, params, saved=True)
 
@@ -190,6 +203,7 @@ def _try_record(
     for key in ("solved_at", "revealed_at", "last_attempt_at", "first_solved_at"):
         values[key] = _aware(values[key])
     values["forfeited"] = bool(values["forfeited"])
+    values["solved_with_note"] = bool(values["solved_with_note"])
     progress = ExerciseProgress(
         user_id=attempt.user_id, exercise_id=attempt.exercise_id, workbook_id=workbook_id, **values
     )
@@ -361,7 +375,7 @@ def workbook_reset(*, user: User, workbook: Workbook) -> int:
     """Start a workbook over: mastery restarts, answers are hidden again; attempts, points and
     the statistics of the first try are kept. Returns how many exercises were cleared."""
     cleared = ExerciseProgress.objects.filter(user=user, workbook=workbook).update(
-        solved_at=None, revealed_at=None, parts_solved=0, hints_used=0, first_solve_attempt=None
+        solved_at=None, revealed_at=None, parts_solved=0, hints_used=0, first_solve_attempt=None, solved_with_note=False
     )
     logger.info("workbook reset", extra={"user_id": user.pk, "workbook": workbook.slug, "cleared": cleared})
     return cleared

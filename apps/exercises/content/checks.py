@@ -16,14 +16,16 @@ from collections.abc import Callable, Iterable
 
 from apps.exercises import roofline
 from apps.exercises.choices import AnswerFormat, ExerciseKind
-from apps.exercises.content.render import RenderError, placeholders, render, unrendered_math
+from apps.exercises.content.render import RenderError, markdown_html, placeholders, substitute, unrendered_math
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
+from apps.exercises.content.secrecy import chapter_leaks, exercise_leaks
+from apps.exercises.content.texts import leftovers, slots
 from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.grading.structured import order_constraints
-from apps.sandbox.jobs import code_cases, code_job, limits_for
+from apps.sandbox.jobs import code_cases, code_job, limits_for, probe_problems
 from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import judge
 
@@ -36,31 +38,10 @@ KIND_FORMATS: dict[str, set[str]] = {
 }
 
 
-def texts(spec: ExerciseSpec) -> Iterable[tuple[str, str]]:
-    """Every piece of prose in an exercise, with where it lives."""
-    yield "prompt", spec.prompt
-    yield "explanation", spec.explanation
-    for i, hint in enumerate(spec.hints):
-        yield f"hints[{i}]", hint
-    for i, opt in enumerate(spec.options or []):
-        yield f"options[{i}].text", opt.text
-        yield f"options[{i}].feedback", opt.feedback
-    for step in spec.steps or []:
-        yield f"steps[{step.id}]", step.text
-    answers = [("answer", spec.answer)] + [(f"parts[{p.key}]", p.answer) for p in spec.parts or []]
-    for where, answer in answers:
-        if answer is None:
-            continue
-        for kind, cands in (("alternates", answer.alternates), ("mistakes", answer.mistakes)):
-            for i, cand in enumerate(cands):
-                yield f"{where}.{kind}[{i}].feedback", cand.feedback
-    for part in spec.parts or []:
-        yield f"parts[{part.key}].label", part.label
-        if part.expression is not None:
-            for i, m in enumerate(part.expression.mistakes):
-                yield f"parts[{part.key}].expression.mistakes[{i}].feedback", m.feedback
-            if part.expression.approximate is not None:
-                yield f"parts[{part.key}].expression.approximate.feedback", part.expression.approximate.feedback
+def texts(resolved: ResolvedExercise) -> Iterable[tuple[str, str]]:
+    """Every piece of prose in an exercise, rendered, with where it lives (see ``texts.slots``)."""
+    for slot in slots(resolved.spec.model_dump(mode="json"), resolved.scope):
+        yield slot.where, slot.text
 
 
 def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[str]:
@@ -73,16 +54,14 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
         resolved = resolve(spec)
     except ContentError as exc:
         return [*problems, str(exc)]
-    for where, text in texts(spec):
-        try:
-            html = render(text, resolved.scope)
-        except RenderError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
+    for where, text in texts(resolved):
+        problems += [f"{where}: template syntax left unrendered: {bit!r}" for bit in leftovers(text)]
         problems += [
-            f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)" for m in unrendered_math(html)
+            f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)"
+            for m in unrendered_math(markdown_html(text))
         ]
     problems += _check_givens_shown(spec)
+    problems += exercise_leaks(resolved)
     checkers: dict[str, Callable[[ExerciseSpec, ResolvedExercise], list[str]]] = {
         AnswerFormat.NUMERIC: _check_numeric,
         AnswerFormat.ORDER: _check_order,
@@ -141,6 +120,12 @@ def _check_target(target: numeric.NumericTarget, where: str) -> list[str]:
             )
     except InvalidAnswer as exc:
         problems.append(f"{where}: the answer written as {typed!r} does not parse: {exc.message}")
+    threshold = numeric.base_threshold(target.input_unit)
+    if threshold is not None and abs(in_input) >= threshold:
+        problems.append(
+            f"{where}: the answer is {in_input:.4g} {target.input_unit.label}, but a bare number of "
+            f"{threshold:g} or more in this field is read in {target.dim.label()}; choose a larger input_unit"
+        )
     for i, mistake in enumerate(target.mistakes):
         if numeric.close(mistake.value, target.value, target.tolerance):
             problems.append(f"{where}.mistakes[{i}] is within the tolerance of the answer, so it can never be reported")
@@ -246,8 +231,9 @@ def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
     problems: list[str] = []
     if len(code.cases) < 3:
         problems.append("code exercises need at least three test cases")
-    if any(c.expected is None for c in code.cases):
+    if any(c.expected is None for c in code.cases if not c.probe):
         problems.append("a test case has no expected value")
+    problems += probe_problems(code)
     cases = code_cases(code)
     limits = limits_for(code)
     try:
@@ -268,7 +254,11 @@ def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
 
 def check_chapter(chapter: ChapterSpec) -> list[str]:
     try:
-        html = render(chapter.intro, scope_of(chapter.givens, chapter.derived))
+        text = substitute(chapter.intro, scope_of(chapter.givens, chapter.derived))
     except (FormulaError, RenderError) as exc:
         return [f"chapter {chapter.number} intro: {exc}"]
-    return [f"chapter {chapter.number} intro: math not rendered: {m!r}" for m in unrendered_math(html)]
+    problems = [f"chapter {chapter.number} intro: template syntax left unrendered: {bit!r}" for bit in leftovers(text)]
+    problems += chapter_leaks(chapter)
+    return problems + [
+        f"chapter {chapter.number} intro: math not rendered: {m!r}" for m in unrendered_math(markdown_html(text))
+    ]

@@ -1,6 +1,8 @@
 """From a validated spec to what grading and display need: evaluated numbers and targets.
 
-``resolve`` evaluates the givens, derived values and answer formulas once; the result is cached
+``resolve`` evaluates the givens, derived values and answer formulas once, and renders every
+prose string's placeholders (``texts.render_spec``), so ``ResolvedExercise.spec`` — what grading,
+pages, the API, the admin and statistics read — holds only rendered text. The result is cached
 per spec (versions are immutable), so the grading path does no parsing.
 """
 
@@ -13,8 +15,9 @@ from dataclasses import dataclass, field
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content.render import RenderError, substitute
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
+from apps.exercises.content.texts import TextError, render_spec
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
-from apps.exercises.grading.numeric import Candidate, NumericTarget
+from apps.exercises.grading.numeric import Candidate, NumericTarget, is_convention_ratio
 from apps.exercises.grading.symbolic import ExpressionError, SymbolicMistake, SymbolicTarget, parse_content
 from apps.exercises.grading.units import Unit, UnitError, unit
 
@@ -25,7 +28,7 @@ class ContentError(ValueError):
 
 @dataclass(frozen=True)
 class ResolvedExercise:
-    spec: ExerciseSpec
+    spec: ExerciseSpec  # with every prose string rendered (texts.render_spec)
     scope: dict[str, Number]
     numeric: NumericTarget | None = None
     # Table answer cells by id ("<row key>.<column key>").
@@ -98,7 +101,12 @@ def numeric_target(
                 except RenderError as exc:
                     raise ContentError(f"{where}.{kind}[{i}].feedback: {exc}") from None
                 tolerance = cand.tolerance if cand.tolerance is not None else answer.tolerance
-                out.append(Candidate(value, feedback, tolerance))
+                convention = kind == "alternates" and (
+                    cand.convention
+                    if cand.convention is not None
+                    else raw != 0 and is_convention_ratio(value / (raw * answer_unit.scale))
+                )
+                out.append(Candidate(value, feedback, tolerance, convention))
     target = NumericTarget(
         value=raw * answer_unit.scale,
         dim=answer_unit.dim,
@@ -162,4 +170,10 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
             parts[part.key], part_values[part.key] = numeric_target(part.answer, scope, f"parts[{part.key}]")
         elif part.expression is not None:
             parts[part.key] = symbolic_target(part.expression, scope, f"parts[{part.key}].expression")
-    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values)
+    try:
+        rendered = ExerciseSpec.model_validate(render_spec(spec.model_dump(mode="json"), scope))
+    except TextError as exc:
+        raise ContentError(str(exc)) from None
+    return ResolvedExercise(
+        spec=rendered, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values
+    )

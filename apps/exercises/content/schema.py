@@ -41,6 +41,11 @@ class Candidate(Strict):
     value: str = Field(description="formula in the answer's base units")
     feedback: str
     tolerance: float | None = Field(default=None, ge=0, lt=1)
+    convention: bool | None = Field(
+        default=None,
+        description="an alternate that is the answer under another unit convention (the GiB figure labelled "
+        "GB): accepted with a note. Left out: inferred from the ratio to the answer (1.024ᵏ either way).",
+    )
 
 
 class NumericAnswer(Strict):
@@ -190,9 +195,13 @@ class CodeCase(Strict):
     id: str
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
-    expected: Any = Field(default=None, description="omitted: computed from the reference solution")
+    expected: Any = Field(default=None, description="omitted: computed from the reference solution (not for probes)")
     rtol: float = 1e-6
     atol: float = 1e-9
+    probe: str | None = Field(
+        default=None, description="a checker in checks.py: the case reports facts about the function, not its value"
+    )
+    requirement: str = Field(default="", description="a probe's failure message: what the prompt asks, in plain words")
 
 
 class CodeLimits(Strict):
@@ -207,6 +216,7 @@ class CodeSpec(Strict):
     dir: str = Field(description="folder (relative to the workbook) with starter.py, solution.py, tests.py")
     starter: str = ""
     solution: str = ""
+    checker: str = Field(default="", description="checks.py: the checkers that probe cases name (trusted content)")
     cases: list[CodeCase] = []
     limits: CodeLimits | None = None
     env: dict[str, str] = Field(default={}, description="extra environment for the sandbox (XLA_FLAGS)")

@@ -28,6 +28,10 @@ class GradeResult:
     parsed: dict[str, Any] = field(default_factory=dict)
     # Format-specific verdict details: per-cell verdicts, the first misplaced step, and so on.
     details: dict[str, Any] = field(default_factory=dict)
+    # Accepted only under another unit convention (the GiB figure labelled GB): solved, with a note.
+    noted: bool = False
+    # Whether it counts as an attempt: parts left for later, beside only right ones, cost nothing.
+    counts: bool = True
 
     def __post_init__(self) -> None:
         if self.correct and self.score == 0.0:

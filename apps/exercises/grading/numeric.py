@@ -2,7 +2,12 @@
 
 Accepted: ``12.9B``, ``1.29e10``, ``12,910,000,000``, ``12.9 billion``, ``512 MiB``, ``0.5 GB``,
 ``3.2 ms``, ``171k tokens/s``, ``$256``, ``75%``, ``1.29 × 10^10``. A bare number is read in
-the question's input unit (``124.3`` in a "M params" field is 124.3 million parameters).
+the question's input unit (``124.3`` in a "M params" field is 124.3 million parameters), except
+where that reading is absurd: in a field whose unit is a magnitude prefix (k, M, G, T, Ki, Gi…),
+a bare number at least as large as the prefix itself (``2147483648`` in a GB field) is read in
+base units. The rule looks at the input and the field's unit only, never at the answer, so the
+preview can say which reading applies before anything is submitted, and ``interpret`` is the one
+place that decides it: preview, verdict, stored attempt and statistics all show its reading.
 A trailing ``B`` means bytes when the question is about bytes and billion otherwise; the
 feedback always says which reading was taken.
 """
@@ -191,6 +196,11 @@ def _fmt(value: float, sig: int = 6) -> str:
     return f"{rounded:,.{decimals}f}".rstrip("0").rstrip(".")
 
 
+def format_number(value: float) -> str:
+    """A number as the feedback writes it: 2,147,483,648; 1.2346×10^18."""
+    return _fmt(value)
+
+
 def format_base(value: float, dim: Dim) -> str:
     label = dim.label()
     if label == "$":
@@ -220,15 +230,42 @@ class Interpretation:
     reading_of_bare: str | None  # which unit a bare number was read in
 
 
+def _is_magnitude(scale: float) -> bool:
+    """A scale that is a decimal or binary prefix: 10³ᵏ or 2¹⁰ᵏ for k ≥ 1."""
+    for base in (1e3, 1024.0):
+        k = round(math.log(scale, base)) if scale > 1 else 0
+        if k >= 1 and math.isclose(scale, base**k, rel_tol=1e-12):
+            return True
+    return False
+
+
+def base_threshold(input_unit: Unit) -> float | None:
+    """From which size a bare number is read in base units rather than in ``input_unit``.
+
+    Only for a prefixed unit: a bare number of at least one prefix (10⁹ in a GB field) would, in
+    the field's unit, be 10⁹ GB — a reading nobody means. None: always the field's unit. Content
+    checks make sure no answer, written in its field's unit, reaches this size.
+    """
+    return input_unit.scale if _is_magnitude(input_unit.scale) else None
+
+
 def interpret(reading: Reading, *, expected: Dim, input_unit: Unit) -> Interpretation:
-    """Put a reading in the question's context: which value, in base units, it stands for."""
+    """Put a reading in the question's context: which value, in base units, it stands for.
+
+    The one place that decides how an input reads; it never looks at the answer.
+    """
     notes = tuple(reading.notes)
+    threshold = base_threshold(input_unit)
     if reading.unit is not None:
         value = reading.number * reading.magnitude * reading.unit.scale
         dim = reading.unit.dim
         bare_as = None
     elif reading.magnitude != 1.0:
         value, dim, bare_as = reading.number * reading.magnitude, expected, None
+    elif threshold is not None and abs(reading.number) >= threshold:
+        base = input_unit.dim.label()
+        value, dim, bare_as = reading.number, input_unit.dim, base
+        notes += (f"a bare number of {_fmt(threshold)} or more is read in {base}, not {input_unit.label}",)
     else:
         value, dim, bare_as = reading.number * input_unit.scale, input_unit.dim, input_unit.label
     if dim != expected:
@@ -256,11 +293,33 @@ def _understood(
 
 @dataclass(frozen=True)
 class Candidate:
-    """An accepted alternate or a known mistake: a value in base units with its feedback."""
+    """An accepted alternate or a known mistake: a value in base units with its feedback.
+
+    A ``convention`` alternate is the answer under another unit convention (the GiB figure
+    labelled GB, a million read as 2²⁰): accepted, with a note that names the difference.
+    """
 
     value: float
     feedback: str
     tolerance: float
+    convention: bool = False
+
+
+# Ratios between readings of one quantity under the binary and decimal prefix conventions.
+_CONVENTION_RATIOS = tuple((2**10 / 1e3) ** k for k in range(1, 6))
+
+
+def is_convention_ratio(ratio: float) -> bool:
+    """Whether two values differ exactly as a binary and a decimal prefix do (1.024ᵏ, either way)."""
+    return any(
+        math.isclose(ratio, r, rel_tol=1e-6) or math.isclose(ratio, 1 / r, rel_tol=1e-6) for r in _CONVENTION_RATIOS
+    )
+
+
+CONVENTION_NOTE = (
+    "Accepted with a unit note: this is the answer under the other unit convention. "
+    "It counts as solved, marked with the note until you answer in the unit asked."
+)
 
 
 @dataclass(frozen=True)
@@ -311,25 +370,18 @@ def factor_hint(value: float, target: float, tolerance: float) -> str | None:
 
 
 def grade(raw: str, target: NumericTarget) -> GradeResult:
+    """Grade the one reading ``interpret`` gives (the one the preview showed)."""
     reading = read(raw, expected=target.dim)
     interpretation = interpret(reading, expected=target.dim, input_unit=target.input_unit)
-    readings = [interpretation.value]
-    if reading.bare and target.input_unit.scale != 1.0:
-        # "12910000000" in a billions field is the full count, not 12.9×10¹⁸.
-        readings.append(reading.number)
-    parsed = {
-        "value": interpretation.value,
-        "unit": target.dim.label(),
-        "understood": interpretation.understood,
-    }
-    for value in readings:
-        note = "" if value == interpretation.value else f" (read as {format_base(value, target.dim)})"
-        if close(value, target.value, target.tolerance):
-            return GradeResult(True, "Correct." + note, parsed={**parsed, "value": value})
-        for alt in target.alternates:
-            if close(value, alt.value, alt.tolerance):
-                return GradeResult(True, f"Accepted. {alt.feedback}{note}", parsed={**parsed, "value": value})
     value = interpretation.value
+    parsed = {"value": value, "unit": target.dim.label(), "understood": interpretation.understood}
+    if close(value, target.value, target.tolerance):
+        return GradeResult(True, "Correct.", parsed=parsed)
+    for alt in target.alternates:
+        if close(value, alt.value, alt.tolerance):
+            if alt.convention:
+                return GradeResult(True, f"{CONVENTION_NOTE} {alt.feedback}", parsed=parsed, noted=True)
+            return GradeResult(True, f"Accepted. {alt.feedback}", parsed=parsed)
     for mistake in target.mistakes:
         if close(value, mistake.value, mistake.tolerance):
             return GradeResult(False, mistake.feedback, parsed=parsed, details={"mistake": True})

@@ -116,6 +116,7 @@ def _verdicts(
             "feedback": result.feedback,
             "understood": result.parsed["understood"],
             "answered": True,
+            "noted": result.noted,
         }
         if "value" in result.parsed:  # a number's value in base units (the roofline marks it)
             verdicts[field_id]["value"] = result.parsed["value"]
@@ -140,7 +141,9 @@ def grade_table(
     total = len(verdicts)
     parsed = {"cells": {c: {"value": cells[c]} for c in targets}}
     if right == total:
-        return GradeResult(True, f"All {total} cells correct.", parsed=parsed, details={"cells": verdicts})
+        noted = any(v["noted"] for v in verdicts.values())
+        head = f"All {total} cells correct." + (f" {_NOTED_FIELDS}" if noted else "")
+        return GradeResult(True, head, parsed=parsed, details={"cells": verdicts}, noted=noted)
     return GradeResult(
         False,
         f"{right} of {total} cells correct.",
@@ -153,15 +156,32 @@ def grade_table(
 def grade_parts(
     targets: Mapping[str, NumericTarget | SymbolicTarget], labels: Mapping[str, str], answers: Mapping[str, str]
 ) -> GradeResult:
-    """Several named answers, credit per part. Parts left empty count as not yet right."""
+    """Several named answers, credit per part. Parts left empty count as not yet right, and cost
+    nothing: a submission whose answered parts are all right, with others left for later, does
+    not count as an attempt (a wrong part does, as it would in a complete answer)."""
     _unknown(targets, answers, "parts")
     if not any(str(answers.get(k, "")).strip() for k in targets):
         raise InvalidAnswer("empty_answer", "Answer at least one part.")
     verdicts = _verdicts(targets, labels, answers)
     right = sum(bool(v["correct"]) for v in verdicts.values())
     total = len(verdicts)
-    lines = [f"- **{labels[k]}**: {'✓' if v['correct'] else '✗'} {v['feedback']}" for k, v in verdicts.items()]
-    head = f"All {total} parts correct." if right == total else f"{right} of {total} parts correct."
+    answered = [v for v in verdicts.values() if v["answered"]]
+    left = total - len(answered)
+    noted = right == total and any(v["noted"] for v in verdicts.values())
+    lines = [
+        f"- **{labels[k]}**: {'✓' if v['correct'] else '✗'} {v['feedback']}"
+        for k, v in verdicts.items()
+        if v["answered"]
+    ]
+    if right == total:
+        head = f"All {total} parts correct." + (f" {_NOTED_FIELDS}" if noted else "")
+    else:
+        head = f"{right} of {total} parts correct."
+    counts = not (left and all(v["correct"] for v in answered))
+    if left:
+        head += f" {left} part{'s' if left > 1 else ''} left for later" + (
+            "; with the rest right, this check did not count as an attempt." if not counts else "."
+        )
     parsed = {"parts": {k: {"value": str(answers[k])} for k in targets if str(answers.get(k, "")).strip()}}
     return GradeResult(
         right == total,
@@ -169,4 +189,11 @@ def grade_parts(
         score=right / total,
         parsed=parsed,
         details={"cells": verdicts},
+        noted=noted,
+        counts=counts,
     )
+
+
+_NOTED_FIELDS = (
+    "One or more was accepted with a unit note (see below): solved, marked until answered in the unit asked."
+)

@@ -52,6 +52,15 @@ def test_change_page_previews_prompt_and_evaluated_answer(author_client: Client)
     assert "<math" in page.text
 
 
+def test_the_preview_shows_options_and_their_feedback_rendered(author_client: Client) -> None:
+    page = author_client.get(f"/admin/exercises/exercise/{ex('0.3').pk}/change/").text
+    preview = page.split("Derivation")[0]
+    assert "Correct option" in preview and "feedback: Layers: 64.4B" in preview
+    assert "{{" not in preview and "sig3" not in preview
+    unit_note = author_client.get(f"/admin/exercises/exercise/{ex('4.1').pk}/change/").text
+    assert "Accepted with a unit note" in unit_note
+
+
 def _post(client: Client, exercise: Exercise, text: str) -> str:
     response = client.post(
         f"/admin/exercises/exercise/{exercise.pk}/change/",

@@ -14,10 +14,13 @@ from apps.accounts.models import User
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache
+from apps.exercises.content.secrecy import leaks
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.tests.answers import (
     correct_payload,
     hidden_test_ids,
+    numeric_secrets,
+    public_numbers,
     secret_keys_in,
     secrets,
     strings_in,
@@ -136,6 +139,8 @@ def test_exercise_detail_numeric(api: APIClient) -> None:
     assert body["widget"] == {
         "format": "numeric",
         "input_unit": "M params",
+        "bare_in_base_from": 1e6,  # 124320000 typed bare is the full count of params
+        "base_unit": "params",
         "unit": "params",
         "quantity": "a number of parameters",
         "sig_figs": 4,
@@ -287,14 +292,33 @@ def _shows(text: str, secret: str) -> bool:
     return re.search(r"(?<![\d.,])" + re.escape(secret), text) is not None
 
 
+# Identifiers are not quantities: exercise "9.10" is not 9.1 B params, an attempt's id not a count.
+_IDENTIFIERS = {"number", "id", "url", "next", "previous"}
+
+
+def _without_identifiers(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_identifiers(v) for k, v in node.items() if k not in _IDENTIFIERS}
+    if isinstance(node, list):
+        return [_without_identifiers(v) for v in node]
+    return node
+
+
 @pytest.mark.parametrize("slug", WORKBOOKS)
 def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient, slug: str) -> None:
-    checked = 0
+    checked = seen = numbers = 0
     for ex in exercises(slug):
         bodies = _responses_before_solving(api, ex)
         text = strings_in(bodies)
         for secret in secrets(ex):
             assert not _shows(text, secret), (ex.number, secret[:80])
+        # Numbers in every way they are written (524,288 bytes = 512 KiB = 0.5 MiB = 5.24×10⁵ B),
+        # the chapter's intro included: a learner reads it before any of its exercises.
+        answers, public = numeric_secrets(ex), public_numbers(ex)
+        intro = api.get(f"/api/v1/workbooks/{slug}/chapters/{ex.chapter.number}/").json()["intro_html"]
+        assert [str(leak) for leak in leaks(intro, answers, public)] == [], ex.number
+        prose = strings_in(_without_identifiers(bodies))
+        assert [str(leak) for leak in leaks(prose, answers, public)] == [], ex.number
         # Test ids are ordinary words ("constant"): they must not appear as values.
         assert not set(hidden_test_ids(ex)) & set(text.splitlines()), ex.number
         assert secret_keys_in(bodies) == set(), ex.number
@@ -306,9 +330,16 @@ def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient,
         after = [api.post(url(ex.number, "reveal", slug)).json(), api.get(url(ex.number, slug=slug)).json()]
         shown_text = strings_in(after)
         assert all(_shows(shown_text, s) for s in secrets(ex)), ex.number
+        # Every number the detection can read in the platform's own writing of it ("14" GPUs is
+        # chance, "0.391" or "512 KiB" is not) it finds in the revealed solution.
+        readable = [a for a in answers if leaks(a.text, [a])]
+        assert [a.where for a in readable if not leaks(shown_text, [a])] == [], ex.number
+        seen, numbers = seen + len(readable), numbers + len(answers)
         assert not set(hidden_test_ids(ex)) & set(shown_text.splitlines()), ex.number  # hidden tests stay hidden
         checked += 1
     assert checked == WORKBOOKS[slug]
+    # Most answers are readable, so the control cannot pass by the detection reading nothing.
+    assert seen > numbers // 2, (seen, numbers)
 
 
 def test_another_learners_attempts_are_404(api: APIClient, other_student: User) -> None:

@@ -108,6 +108,7 @@ def test_order_constraints_must_hold_for_the_listed_order() -> None:
         "kind": "design",
         "answer": None,
         "prompt": "{{L}} {{s}} {{d}}",
+        "explanation": "A before B.",
         "steps": [{"id": "a", "text": "A"}, {"id": "b", "text": "B"}],
         "constraints": [["b", "a"]],
     }

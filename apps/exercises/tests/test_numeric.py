@@ -143,7 +143,7 @@ KV = NumericTarget(
     dim=BYTES,
     input_unit=unit("GB"),
     tolerance=0.005,
-    alternates=(Candidate(2e9, "That is the GiB figure.", 0.005),),
+    alternates=(Candidate(2e9, "That is the GiB figure.", 0.005, convention=True),),
     mistakes=(Candidate(2**30, "You counted K but not V.", 0.005),),
 )
 
@@ -154,9 +154,9 @@ KV = NumericTarget(
         ("2.147", True, "Correct."),
         ("2.15 GB", True, "Correct."),
         ("2 GiB", True, "Correct."),  # exact in binary units
-        ("2147483648", True, "read as 2,147,483,648 bytes"),  # the full count in a GB field
-        ("2", True, "Accepted. That is the GiB figure."),
-        ("2.0 GB", True, "Accepted. That is the GiB figure."),
+        ("2147483648", True, "Correct."),  # the full count in a GB field: read in bytes
+        ("2", True, "Accepted with a unit note"),
+        ("2.0 GB", True, "That is the GiB figure."),
         ("1.07", False, "You counted K but not V."),
         ("2147.5", False, "too large by a factor of 1,000"),
         ("17.18", False, "too large by a factor of 8 — bits versus bytes?"),
@@ -182,3 +182,52 @@ def test_tolerance_is_relative_and_exact_targets_need_exact_answers() -> None:
 def test_parsed_value_and_unit_are_recorded() -> None:
     result = numeric.grade("2 GiB", KV)
     assert result.parsed == {"value": 2**31, "unit": "bytes", "understood": "2 GiB = 2,147,483,648 bytes"}
+
+
+def test_a_convention_alternate_is_accepted_with_a_note_and_another_alternate_without() -> None:
+    noted = numeric.grade("2 GB", KV)
+    assert (noted.correct, noted.noted, noted.score) == (True, True, 1.0)
+    assert noted.feedback.startswith("Accepted with a unit note") and "That is the GiB figure." in noted.feedback
+    clean = numeric.grade("2 GiB", KV)
+    assert (clean.correct, clean.noted) == (True, False)
+    rounded_up = NumericTarget(6.5, DIMENSIONLESS, unit(""), 0.005, alternates=(Candidate(7, "Rounded up.", 0.005),))
+    other = numeric.grade("7", rounded_up)
+    assert (other.correct, other.noted, other.feedback) == (True, False, "Accepted. Rounded up.")
+
+
+@pytest.mark.parametrize(
+    ("ratio", "convention"),
+    [(2**30 / 1e9, True), (1e9 / 2**30, True), (2**20 / 1e6, True), (1.024, True), (1.0, False), (1.08, False)],
+)
+def test_convention_ratios_are_the_binary_over_decimal_prefixes(ratio: float, convention: bool) -> None:
+    assert numeric.is_convention_ratio(ratio) is convention
+
+
+@pytest.mark.parametrize(
+    ("text", "input_unit", "value", "note"),
+    [
+        ("2147483648", "GB", 2147483648, "read in bytes, not GB"),  # ≥ 10⁹: the full count
+        ("999999999", "GB", 999999999e9, None),  # below one prefix: the field's unit
+        ("524288", "KiB", 524288, "read in bytes, not KiB"),
+        ("512", "KiB", 512 * 1024, None),
+        ("124320000", "M params", 124320000, "read in params, not M params"),
+        ("124.3", "M params", 124.3e6, None),
+        ("7200", "h", 7200 * 3600, None),  # hours are not a prefix: always the field's unit
+        ("0.39", "%", 0.0039, None),  # a percent field reads percent; "39%" or "0.39" as a fraction is a hint
+    ],
+)
+def test_a_bare_number_has_one_reading_decided_without_the_answer(
+    text: str, input_unit: str, value: float, note: str | None
+) -> None:
+    field = unit(input_unit)
+    interpretation = numeric.interpret(numeric.read(text, expected=field.dim), expected=field.dim, input_unit=field)
+    assert interpretation.value == pytest.approx(value)
+    if note:
+        assert note in interpretation.understood
+    else:
+        assert "not " + input_unit not in interpretation.understood
+    # The grader takes that same reading, whatever the answer is.
+    for answer in (value, value * 1e9, value / 1e9):
+        graded = numeric.grade(text, NumericTarget(answer, field.dim, field, 0.005))
+        assert graded.parsed["value"] == pytest.approx(value)
+        assert graded.parsed["understood"] == interpretation.understood
