@@ -1,4 +1,6 @@
 from django.apps import AppConfig
+from django.conf import settings
+from django.core.signals import request_started
 
 
 class SandboxConfig(AppConfig):
@@ -7,3 +9,9 @@ class SandboxConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.sandbox import signals  # noqa: F401 - connects the worker hooks
+
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            # The embedded default grades in this process and has no beat: see inprocess.py.
+            from apps.sandbox import inprocess
+
+            request_started.connect(inprocess.sweep_orphans, dispatch_uid="sandbox-sweep-orphans")

@@ -96,6 +96,14 @@ def code_attempt_submit(
 
 
 def _enqueue(attempt_id: int) -> None:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # No broker (the embedded default): Celery would run the task right here, inside the
+        # request, which would answer only after the run. A thread of this process runs it instead.
+        from apps.sandbox import inprocess
+
+        if not inprocess.submit(attempt_id):
+            attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
+        return
     from apps.sandbox.tasks import grade_code_attempt
 
     try:
@@ -106,19 +114,25 @@ def _enqueue(attempt_id: int) -> None:
 
 
 def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt | None:
-    """Claim a queued attempt, run it, record the verdict. Returns None if it was not ours to grade."""
-    now = timezone.now()
-    claimed = Attempt.objects.filter(pk=attempt_id, status=AttemptStatus.QUEUED).update(
-        status=AttemptStatus.RUNNING, started_at=now
-    )
-    if not claimed:
+    """Claim a queued attempt, run it, record the verdict. Returns None if it was not ours to grade.
+
+    The claim records the limits the run gets, so that a page following it can say them.
+    """
+    queued = Attempt.objects.filter(pk=attempt_id, status=AttemptStatus.QUEUED)
+    attempt = queued.select_related("exercise__workbook", "version").first()
+    if attempt is None:
         logger.info("code attempt not claimed (already taken or final)", extra={"attempt_id": attempt_id})
         return None
-    attempt = Attempt.objects.select_related("exercise__workbook", "version").get(pk=attempt_id)
     code = cache.resolved(attempt.version).spec.code
     assert code is not None
     job = code_job(code, str(attempt.raw.get("code", "")))
     limits = limits_for(code, slot=slot)
+    now = timezone.now()
+    details = {"limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb}}
+    if not queued.update(status=AttemptStatus.RUNNING, started_at=now, details=details):
+        logger.info("code attempt claimed by another worker meanwhile", extra={"attempt_id": attempt_id})
+        return None
+    attempt.status, attempt.started_at, attempt.details = AttemptStatus.RUNNING, now, details
     fault = ""
     for attempt_no in range(settings.SANDBOX_RETRIES + 1):
         try:
@@ -139,7 +153,7 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
 def attempt_finish(*, attempt: Attempt, verdict: RunVerdict, duration_s: float) -> Attempt | None:
     """Record a verdict on a RUNNING attempt and count it; a final attempt is left as it is."""
     now = timezone.now()
-    details = {**verdict.as_dict(), "duration_s": round(duration_s, 3)}
+    details = {**attempt.details, **verdict.as_dict(), "duration_s": round(duration_s, 3)}  # keeps the limits
     fields = {
         "status": AttemptStatus.GRADED,
         "verdict": Verdict.CORRECT if verdict.passed else Verdict.INCORRECT,
@@ -183,13 +197,13 @@ def attempt_not_graded(*, attempt_id: int, reason: str) -> Attempt | None:
     return Attempt.objects.get(pk=attempt_id)
 
 
-def attempts_fail_stuck(*, older_than_s: float | None = None) -> int:
+def attempts_fail_stuck(*, older_than_s: float | None = None, reason: str = "no worker finished it in time") -> int:
     """Close attempts queued or running far longer than any run may take (a lost worker)."""
     age = timedelta(seconds=older_than_s if older_than_s is not None else settings.SANDBOX_STUCK_AFTER_S)
     cutoff = timezone.now() - age
     stuck = Attempt.objects.filter(status__in=[AttemptStatus.QUEUED, AttemptStatus.RUNNING], created_at__lt=cutoff)
     count = 0
     for attempt_id in stuck.values_list("pk", flat=True):
-        if attempt_not_graded(attempt_id=attempt_id, reason="no worker finished it in time"):
+        if attempt_not_graded(attempt_id=attempt_id, reason=reason):
             count += 1
     return count

@@ -53,8 +53,8 @@
   }
 
   function testTable(details) {
+    // The run's summary (details.message) is the attempt's feedback, already shown above the table.
     const frag = document.createDocumentFragment();
-    if (details.message) frag.append(el("p", "", details.message));
     if (details.tests && details.tests.length) {
       const table = el("table", "tests");
       const head = el("tr");
@@ -80,30 +80,57 @@
     return frag;
   }
 
-  const STATUS_TEXT = { queued: "Queued for the sandbox…", running: "Running your code against the tests…" };
+  // A code run, followed live: queued → running (with its time limit and the time so far) → the
+  // verdict. Each submission takes a new number; a poll of an older one stops writing, so nothing
+  // stale shows after a verdict.
+  let currentRun = 0;
+  const FINAL = ["graded", "not_graded"];
 
-  async function follow(url) {
-    // Poll the attempt until it is final; the status line updates as it moves along.
-    for (let i = 0; i < 600; i++) {
-      const a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then((r) => r.json())
-        .catch(() => ({})); // a dropped poll is retried on the next turn
-      if (a.status === "graded" || a.status === "not_graded") return show({ status: 201, body: a });
-      const box = el("div", "msg pending");
-      box.append(el("strong", "", STATUS_TEXT[a.status] || "Waiting…"));
+  function statusText(a) {
+    if (a.status !== "running") return "Queued for the sandbox…";
+    if (!a.run || !a.run.time_limit_s) return "Running your code against the tests…";
+    return "Running your code against the tests — time limit " + Number(a.run.time_limit_s) + " s";
+  }
+
+  function showStatus(a) {
+    // Replace the line only when what it says changes (the live region reads each change out);
+    // the seconds tick in a part that screen readers skip.
+    let box = feedback.querySelector(".run-status");
+    const text = statusText(a);
+    if (!box || box.dataset.status !== a.status || box.querySelector("strong").textContent !== text) {
+      box = el("div", "msg pending run-status");
+      box.dataset.status = a.status;
+      box.append(el("strong", "", text), document.createTextNode(" "));
+      const elapsed = el("span", "elapsed");
+      elapsed.setAttribute("aria-hidden", "true");
+      box.append(elapsed);
       feedback.replaceChildren(box);
+    }
+    const seconds = a.run && a.run.elapsed_s != null ? Math.floor(a.run.elapsed_s) : null;
+    box.querySelector(".elapsed").textContent = seconds === null ? "" : "· " + seconds + " s so far";
+  }
+
+  async function follow(url, first) {
+    // Poll the attempt until it is final: quickly at first (most runs take a second or two).
+    const mine = ++currentRun;
+    let a = first;
+    for (let i = 0; i < 900; i++) {
+      if (mine !== currentRun) return;
+      if (a && FINAL.includes(a.status)) return show({ status: 201, body: a });
+      if (a && a.status) showStatus(a);
       await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
+      a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then((r) => (r.ok ? r.json() : null))
+        .catch(() => null); // a dropped poll is retried on the next turn
     }
   }
 
   async function show(res) {
-    feedback.replaceChildren();
     if (res.status === 202) {
-      const box = el("div", "msg pending");
-      box.append(el("strong", "", STATUS_TEXT.queued));
-      feedback.append(box);
-      return follow(res.body.url);
+      if (!FINAL.includes(res.body.status)) return follow(res.body.url, res.body);
+      res = { status: 201, body: res.body }; // graded before the answer left the server
     }
+    feedback.replaceChildren();
     if (res.status === 201 && res.body.status === "not_graded") {
       const box = el("div", "msg invalid");
       box.append(el("strong", "", "Not graded — no attempt used. "), document.createTextNode(res.body.feedback));
@@ -112,8 +139,8 @@
     }
     if (res.status === 201) {
       const a = res.body;
-      const box = el("div", "msg " + (a.correct ? "correct" : "incorrect"));
-      box.append(el("strong", "", a.correct ? "✓ Correct" : "✗ Not yet"));
+      const box = el("div", "msg " + (a.correct ? "correct" : "incorrect") + (a.accepted_with_note ? " noted" : ""));
+      box.append(el("strong", "", a.accepted_with_note ? "✓ Accepted, with a unit note" : a.correct ? "✓ Correct" : "✗ Not yet"));
       const prose = el("div", "prose");
       prose.innerHTML = a.feedback_html; // rendered server-side from our own content
       box.append(prose);
@@ -151,7 +178,7 @@
       let mark = input.parentElement.querySelector(".cell-mark");
       if (!mark) { mark = el("span", "cell-mark"); input.after(mark); }
       mark.className = "cell-mark " + (v.correct ? "ok" : "bad");
-      mark.textContent = v.correct ? "✓ right" : v.answered === false ? "not answered" : "✗ " + (v.understood ? "read as " + v.understood : "wrong");
+      mark.textContent = v.correct ? (v.noted ? "✓ right, with a unit note" : "✓ right") : v.answered === false ? "not answered" : "✗ " + (v.understood ? "read as " + v.understood : "wrong");
     }
   }
 
@@ -197,6 +224,7 @@
       event.preventDefault();
       const button = which.querySelector("button[type=submit]");
       button.disabled = true;
+      currentRun++; // a run still followed from before stops writing to the feedback
       let res;
       try {
         res = await post(which.dataset.api, payload(which));
@@ -215,18 +243,26 @@
   const pending = feedback.querySelector("[data-attempt-url]");
   if (pending) follow(pending.dataset.attemptUrl);
 
-  const input = document.getElementById("answer");
-  const preview = document.getElementById("understood-preview");
-  if (format === "numeric" && input && preview) {
+  // As you type a number, how it will be read: the same reading the grader takes. A numeric
+  // exercise has one field; each numeric part of a multi-part exercise has its own.
+  function livePreview(input, preview, field) {
     let timer = null;
     input.addEventListener("input", () => {
       clearTimeout(timer);
       const text = input.value.trim();
       if (!text) { preview.textContent = ""; return; }
       timer = setTimeout(async () => {
-        const res = await post(form.dataset.preview, { answer: text });
+        const body = field ? { answer: text, field: field } : { answer: text };
+        const res = await post(form.dataset.preview, body);
         preview.textContent = res.status === 200 ? "Reads as " + res.body.understood : (res.body.error ? res.body.error.message : "");
       }, 300);
     });
+  }
+  const answerInput = document.getElementById("answer");
+  const answerPreview = document.getElementById("understood-preview");
+  if (format === "numeric" && answerInput && answerPreview) livePreview(answerInput, answerPreview, null);
+  for (const partInput of form.querySelectorAll("input[data-preview-field]")) {
+    const partPreview = document.getElementById("part-" + partInput.dataset.previewField + "-preview");
+    if (partPreview) livePreview(partInput, partPreview, partInput.dataset.previewField);
   }
 })();
