@@ -1,11 +1,22 @@
-"""Writes on users: creation and roles. Roles map onto Django groups for admin permissions."""
+"""Writes on users: creation, roles, email; the password reset request limits. Roles map onto
+Django groups for admin permissions."""
 
 from __future__ import annotations
 
+import hashlib
+import math
+import time
+
+from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
+from rest_framework import status
 
 from apps.accounts.models import Role, User
+from apps.core.exceptions import ApplicationError
+from apps.core.throttling import count_in_window
 
 AUTHORS_GROUP = "Authors"
 INSTRUCTORS_GROUP = "Instructors"
@@ -13,7 +24,7 @@ INSTRUCTORS_GROUP = "Instructors"
 
 @transaction.atomic
 def user_create(*, username: str, password: str, email: str = "", role: str = Role.STUDENT) -> User:
-    user = User(username=username, email=email)
+    user = User(username=username, email=User.objects.normalize_email(email.strip()))
     user.set_password(password)
     user.save()
     return user_set_role(user=user, role=role)
@@ -40,3 +51,59 @@ def user_set_role(*, user: User, role: str) -> User:
         else:
             user.groups.remove(group)
     return user
+
+
+def user_set_email(*, user: User, email: str) -> User:
+    """The address password resets go to; blank removes it (and with it the way to reset)."""
+    email = User.objects.normalize_email(email.strip())
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            raise ApplicationError("Enter a valid email address.", code="bad_email") from None
+    user.email = email
+    user.save(update_fields=["email"])
+    return user
+
+
+# ---- password reset requests ---------------------------------------------------------------------
+
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _rate(scope: str) -> tuple[int, int]:
+    """``"3/hour"`` → (3, 3600), read the way DRF reads DEFAULT_THROTTLE_RATES."""
+    number, period = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"][scope].split("/")
+    return int(number), _PERIODS[period[0]]
+
+
+def _over(scope: str, ident: str, now: float) -> tuple[bool, float]:
+    """Count a hit on ``ident`` in the current fixed window: (over the limit?, seconds left)."""
+    limit, period = _rate(scope)
+    window = int(now // period)
+    count = count_in_window(f"throttle_{scope}_{ident}:{window}", period)
+    return count > limit, (window + 1) * period - now
+
+
+def password_reset_admit(*, client: str, email: str, now: float | None = None) -> bool:
+    """Count a reset request and say whether to send its email.
+
+    Past the client's limit (THROTTLE_PASSWORD_RESET) the request is refused with a 429 that
+    says when to retry. Past the address's limit (THROTTLE_PASSWORD_RESET_EMAIL) it returns
+    False: nothing is sent, and the page says the same as always, so the limit tells nothing
+    about whether the address has an account. The address limit holds whichever client asks,
+    so nobody can fill a learner's inbox. Addresses are hashed: no raw address sits in the cache.
+    """
+    now = time.time() if now is None else now
+    over, wait = _over("password_reset", client, now)
+    if over:
+        minutes = max(1, math.ceil(wait / 60))
+        raise ApplicationError(
+            f"Too many password reset requests from your network. Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+            code="throttled",
+            status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+            details={"retry_after": math.ceil(wait)},
+        )
+    address = hashlib.sha256(email.strip().lower().encode()).hexdigest()
+    over, _ = _over("password_reset_email", address, now)
+    return not over

@@ -1,12 +1,21 @@
-"""Sign up, log in, log out on the web (Django's auth views plus a sign-up view)."""
+"""Sign up, log in, log out and reset a forgotten password on the web (Django's auth views, a
+sign-up view, and a reset request view that rate-limits)."""
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth import login
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
 
 from apps.accounts import services
-from apps.accounts.forms import SignupForm
+from apps.accounts.forms import PasswordResetRequestForm, SignupForm
+from apps.core.exceptions import ApplicationError
 
 
 @require_http_methods(["GET", "POST"])
@@ -23,3 +32,43 @@ def signup(request: HttpRequest) -> HttpResponse:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         return redirect("web:home")
     return render(request, "accounts/signup.html", {"form": form})
+
+
+class PasswordResetRequestView(auth_views.PasswordResetView):
+    """Step 1: ask for the link. Every valid request ends on the same "check your inbox" page,
+    whether or not an account has that address; only a client over its limit sees an error."""
+
+    form_class = PasswordResetRequestForm
+    template_name = "accounts/password_reset_form.html"
+    email_template_name = "accounts/password_reset_email.txt"
+    subject_template_name = "accounts/password_reset_subject.txt"
+    success_url = reverse_lazy("web:password-reset-done")
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if not settings.PASSWORD_RESET_BY_EMAIL:  # production without an SMTP server
+            return render(request, "accounts/password_reset_off.html")
+        return super().dispatch(request, *args, **kwargs)
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        # The same client identity as the API's throttles (DRF's, X-Forwarded-For aware).
+        client = BaseThrottle().get_ident(Request(self.request))
+        try:
+            send = services.password_reset_admit(client=client, email=form.cleaned_data["email"])
+        except ApplicationError as exc:
+            form.add_error(None, exc.message)
+            response = self.form_invalid(form)
+            response.status_code = exc.status_code
+            response["Retry-After"] = str(exc.details["retry_after"])
+            return response
+        if not send:
+            return HttpResponseRedirect(self.get_success_url())
+        return super().form_valid(form)
+
+
+password_reset_done = auth_views.PasswordResetDoneView.as_view(template_name="accounts/password_reset_done.html")
+password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
+    template_name="accounts/password_reset_confirm.html", success_url=reverse_lazy("web:password-reset-complete")
+)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view(
+    template_name="accounts/password_reset_complete.html"
+)

@@ -36,24 +36,26 @@ class FixedWindowScopedThrottle(ScopedRateThrottle):
         window = int(now // self.duration)
         self.window_end = (window + 1) * self.duration
         self.now = now
-        count = self._incr(f"{ident}:{window}", self.duration)
+        count = count_in_window(f"{ident}:{window}", self.duration)
         return count <= self.num_requests
-
-    def _incr(self, key: str, ttl: int) -> int:
-        client = shared_client()
-        if client is not None:
-            name = full_key(key)
-            pipe = client.pipeline(transaction=False)
-            pipe.incr(name)
-            pipe.expire(name, ttl + 1)
-            count, _ = pipe.execute()
-            return int(count)
-        cache.add(key, 0, ttl + 1)
-        try:
-            return int(cache.incr(key))
-        except ValueError:  # expired between add and incr
-            cache.set(key, 1, ttl + 1)
-            return 1
 
     def wait(self) -> float | None:
         return max(0.0, self.window_end - self.now)
+
+
+def count_in_window(key: str, ttl: int) -> int:
+    """Count one more hit on ``key`` (a key per window) and return the window's count."""
+    client = shared_client()
+    if client is not None:
+        name = full_key(key)
+        pipe = client.pipeline(transaction=False)
+        pipe.incr(name)
+        pipe.expire(name, ttl + 1)
+        count, _ = pipe.execute()
+        return int(count)
+    cache.add(key, 0, ttl + 1)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, ttl + 1)
+        return 1

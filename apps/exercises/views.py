@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -15,10 +15,10 @@ from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import presentation, selectors, services
 from apps.exercises.apis import attempt_dict, chapter_scope, detail_dict
-from apps.exercises.choices import AnswerFormat, Verdict
+from apps.exercises.choices import AnswerFormat, AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.render import render as render_md
-from apps.exercises.models import Exercise
+from apps.exercises.models import Attempt, Exercise
 from apps.progress import selectors as progress_selectors
 
 
@@ -28,6 +28,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "workbooks": selectors.workbook_list(user=user),
         "streak": progress_selectors.streak_get(user=user) if user is not None else None,
         "next_exercise": progress_selectors.continue_point(user=user) if user is not None else None,
+        "due": progress_selectors.learner_due(user=user) if user is not None else [],
     }
     return render(request, "exercises/home.html", context)
 
@@ -69,7 +70,9 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
         for chapter, counts in listed
     ]
     counts = selectors.Counts(sum(c.total for _, c in listed), sum(c.solved for _, c in listed))
-    return render(request, "exercises/workbook.html", {"workbook": wb, "chapters": chapters, "counts": counts})
+    due = progress_selectors.learner_due(user=user, workbook=wb)
+    context = {"workbook": wb, "chapters": chapters, "counts": counts, "due": due}
+    return render(request, "exercises/workbook.html", context)
 
 
 def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
@@ -110,6 +113,17 @@ def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
     return {"code": data.get("code", "")}
 
 
+def _own_attempt(user: User, exercise: Exercise, attempt_id: str) -> Attempt | None:
+    """The learner's own code attempt on this exercise named in the URL, else None (ignored)."""
+    if not attempt_id.isdigit():
+        return None
+    try:
+        attempt = selectors.attempt_get(user=user, attempt_id=int(attempt_id))
+    except Http404:
+        return None
+    return attempt if attempt.exercise_id == exercise.pk and attempt.part == AttemptPart.CODE else None
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
@@ -130,12 +144,17 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")
             submitted = _payload_from_form(ex, request.POST)
             outcome = services.attempt_create(user=user, exercise=ex, payload=submitted)
-            attempt = outcome.attempt
-            if outcome.pending:  # run eagerly, it may already be graded; queued, the page says so
-                attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
-            result = attempt_dict(attempt)
+            if outcome.pending:
+                # Queued for the sandbox: answer with a page about this attempt that a reload (a GET)
+                # brings up to date, where reloading this POST's answer would submit the code again.
+                url = reverse("web:exercise", args=[slug, number])
+                return redirect(f"{url}?attempt={outcome.attempt.pk}#feedback")
+            result = attempt_dict(outcome.attempt)
         except ApplicationError as exc:
             error = exc
+    elif (shown := _own_attempt(user, ex, request.GET.get("attempt", ""))) is not None:
+        result = attempt_dict(shown)
+        submitted = {"code": shown.raw.get("code", "")} if isinstance(shown.raw, dict) else {}
     data = detail_dict(ex, user)
     recent = [attempt_dict(a) for a in selectors.attempt_list(user=user, exercise=ex)[:5]]
     context = {

@@ -59,7 +59,7 @@ def _user(request: Request) -> User:
 
 def _counts(m: selectors.Mastery) -> dict[str, Any]:
     by_kind = [{"kind": k, "solved": c.solved, "total": c.total} for k, c in m.by_kind.items()]
-    return {**counts_dict(m.tally), "by_kind": by_kind}
+    return {**counts_dict(m.tally), "by_kind": by_kind, "solved_with_note": m.with_note}
 
 
 def mastery_dict(m: selectors.Mastery) -> dict[str, Any]:
@@ -101,8 +101,10 @@ def board_dict(b: selectors.Board) -> dict[str, Any]:
     }
 
 
-def cohort_dict(c: Cohort, user: User) -> dict[str, Any]:
+def cohort_dict(c: Cohort, user: User, due: dict[tuple[int, int], selectors.Due] | None = None) -> dict[str, Any]:
+    """``due``: the caller's due dates (selectors.learner_due) by (cohort, workbook), for ``overdue``."""
     teaches = c.instructor_id == user.pk or user.is_superuser
+    due = due or {}
     return {
         "id": c.pk,
         "name": c.name,
@@ -112,10 +114,22 @@ def cohort_dict(c: Cohort, user: User) -> dict[str, Any]:
         "join_code": c.join_code if teaches else None,
         "members": _member_count(c),
         "workbooks": [
-            {"workbook": a.workbook.slug, "title": a.workbook.title, "due_on": a.due_on}
+            {
+                "workbook": a.workbook.slug,
+                "title": a.workbook.title,
+                "due_on": a.due_on,
+                "overdue": d.overdue if (d := due.get((c.pk, a.workbook_id))) else None,
+            }
             for a in selectors.assignments(cohort=c)
         ],
     }
+
+
+def due_map(user: User, cohort_ids: list[int]) -> dict[tuple[int, int], selectors.Due]:
+    """The caller's due dates in these cohorts (one query; none for no cohort)."""
+    if not cohort_ids:
+        return {}
+    return {(d.cohort_id, d.workbook_id): d for d in selectors.learner_due(user=user, cohort_ids=cohort_ids)}
 
 
 def _member_count(c: Cohort) -> int:
@@ -224,7 +238,8 @@ class CohortListApi(APIView):
     def get(self, request: Request) -> Response:
         user = _user(request)
         cohorts = list(selectors.cohort_list(user=user))
-        return Response(represent_many(CohortOut, [cohort_dict(c, user) for c in cohorts]))
+        due = due_map(user, [c.pk for c in cohorts])
+        return Response(represent_many(CohortOut, [cohort_dict(c, user, due) for c in cohorts]))
 
     @extend_schema(
         operation_id="cohorts_create",
@@ -247,7 +262,8 @@ class CohortDetailApi(APIView):
     @extend_schema(operation_id="cohorts_retrieve", responses={200: CohortOut, 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request, cohort_id: int) -> Response:
         user = _user(request)
-        return Response(represent(CohortOut, cohort_dict(selectors.cohort_get(user=user, cohort_id=cohort_id), user)))
+        cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
+        return Response(represent(CohortOut, cohort_dict(cohort, user, due_map(user, [cohort.pk]))))
 
 
 class CohortJoinApi(APIView):
@@ -266,7 +282,8 @@ class CohortJoinApi(APIView):
         body.is_valid(raise_exception=True)
         cohort, joined = services.cohort_join(user=user, code=body.validated_data["code"])
         return Response(
-            represent(CohortOut, cohort_dict(cohort, user)), status=status.HTTP_201_CREATED if joined else 200
+            represent(CohortOut, cohort_dict(cohort, user, due_map(user, [cohort.pk]))),
+            status=status.HTTP_201_CREATED if joined else 200,
         )
 
 
@@ -323,6 +340,7 @@ def stats_dict(s: selectors.ExerciseStats) -> dict[str, Any]:
         "median_attempts_to_solve": s.median_attempts,
         "reveal_share": s.reveal_share,
         "wrong_answers": [{"answer": a, "count": n} for a, n in s.wrong_answers],
+        "solved_with_note": s.solved_with_note,
     }
 
 

@@ -26,16 +26,19 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
     prefetch_related_objects,
 )
+from django.db.models.functions import Coalesce
 from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache
+from apps.exercises.grading.numeric import format_number
 from apps.exercises.models import Attempt, Exercise, Skill, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress.models import (
@@ -64,11 +67,14 @@ class Mastery:
     title: str
     chapters: list[Mastery] = field(default_factory=list)
     kinds: dict[str, list[int]] = field(default_factory=dict, repr=False)  # kind: [solved, total]
+    # Solved only through an answer accepted with a unit note (counted in the solved figures too).
+    with_note: int = 0
 
-    def add(self, kind: str, solved: bool) -> None:
+    def add(self, kind: str, solved: bool, *, noted: bool = False) -> None:
         pair = self.kinds.setdefault(kind, [0, 0])
         pair[0] += solved
         pair[1] += 1
+        self.with_note += solved and noted
 
     @property
     def by_kind(self) -> dict[str, Counts]:
@@ -87,8 +93,10 @@ def mastery(*, user: User, workbook: Workbook | None = None) -> list[Mastery]:
     rows = exercises.order_by("workbook__position", "workbook__slug", "chapter__number", "position").values_list(
         "pk", "kind", "workbook__slug", "workbook__title", "chapter__number", "chapter__title"
     )
-    solved = set(
-        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False).values_list("exercise_id", flat=True)
+    solved = dict(
+        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False).values_list(
+            "exercise_id", "solved_with_note"
+        )
     )
     books: dict[str, Mastery] = {}
     chapters: dict[tuple[str, int], Mastery] = {}
@@ -100,8 +108,8 @@ def mastery(*, user: User, workbook: Workbook | None = None) -> list[Mastery]:
         if chapter is None:
             chapter = chapters[(slug, ch_number)] = Mastery(key=str(ch_number), title=ch_title)
             book.chapters.append(chapter)
-        book.add(kind, pk in solved)
-        chapter.add(kind, pk in solved)
+        book.add(kind, pk in solved, noted=solved.get(pk, False))
+        chapter.add(kind, pk in solved, noted=solved.get(pk, False))
     return list(books.values())
 
 
@@ -415,6 +423,14 @@ class WorkbookCell:
         return Counts(self.total, self.solved).percent
 
 
+def workbook_cell(assignment: CohortWorkbook, *, solved: int, total: int, today: date) -> WorkbookCell:
+    """One learner on one assigned workbook. Overdue: the due day has ended in the cohort's time
+    zone (``today`` is the cohort's) and the workbook is not complete. The instructor's table and
+    the learner's own pages both decide it here."""
+    overdue = assignment.due_on is not None and today > assignment.due_on and solved < total
+    return WorkbookCell(assignment.workbook.slug, solved, total, assignment.due_on, overdue)
+
+
 @dataclass(frozen=True)
 class LearnerRow:
     user_id: int
@@ -472,14 +488,95 @@ def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list
         cells = []
         for a in assigned:
             done, total = solved.get((uid, a.workbook_id), 0), totals.get(a.workbook_id, 0)
-            overdue = a.due_on is not None and today > a.due_on and done < total
-            cells.append(WorkbookCell(a.workbook.slug, done, total, a.due_on, overdue))
+            cells.append(workbook_cell(a, solved=done, total=total, today=today))
         s = stats.get(uid)
         current = _alive(s.current_streak, s.last_day, at.astimezone(ZoneInfo(s.time_zone)).date()) if s else 0
         result.append(
             LearnerRow(uid, username, cells, current, s.best_streak if s else 0, last_active.get(uid), joined_at)
         )
     return assigned, result
+
+
+@dataclass(frozen=True)
+class Due:
+    """A workbook one of the learner's cohorts assigned with a due date, and where they stand."""
+
+    cohort_id: int
+    cohort_name: str
+    time_zone: str
+    workbook_id: int
+    title: str
+    cell: WorkbookCell
+    today: date  # in the cohort's time zone
+
+    @property
+    def slug(self) -> str:
+        return self.cell.slug
+
+    @property
+    def due_on(self) -> date:
+        assert self.cell.due_on is not None
+        return self.cell.due_on
+
+    @property
+    def overdue(self) -> bool:
+        return self.cell.overdue
+
+    @property
+    def complete(self) -> bool:
+        return self.cell.solved >= self.cell.total
+
+    @property
+    def days_left(self) -> int:
+        """Whole days until the due day (0 on the day itself, negative once past)."""
+        return (self.due_on - self.today).days
+
+
+def learner_due(
+    *, user: User, workbook: Workbook | None = None, cohort_ids: list[int] | None = None, at: datetime | None = None
+) -> list[Due]:
+    """The learner's due dates: workbooks their cohorts assigned with a date, the soonest first,
+    each with the learner's solved/total and whether it is overdue (``workbook_cell``, as the
+    instructor sees it). Only cohorts the learner is a member of. One query, whatever the number
+    of cohorts, workbooks and solves: the counts are subqueries counted as cohort_progress counts.
+    """
+    at = at or timezone.now()
+    solved = (
+        ExerciseProgress.objects.filter(
+            user=user, workbook_id=OuterRef("workbook_id"), solved_at__isnull=False, exercise__is_active=True
+        )
+        .order_by()
+        .values("workbook_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    total = (
+        Exercise.objects.filter(workbook_id=OuterRef("workbook_id"), is_active=True)
+        .order_by()
+        .values("workbook_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    rows = (
+        CohortWorkbook.objects.filter(cohort__memberships__user=user, due_on__isnull=False)
+        .select_related("cohort", "workbook")
+        .only("due_on", "cohort__name", "cohort__time_zone", "workbook__slug", "workbook__title")
+        .annotate(
+            n_solved=Coalesce(Subquery(solved, output_field=IntegerField()), 0),
+            n_total=Coalesce(Subquery(total, output_field=IntegerField()), 0),
+        )
+        .order_by("due_on", "workbook__position", "workbook__slug", "cohort__name", "cohort_id")
+    )
+    if workbook is not None:
+        rows = rows.filter(workbook=workbook)
+    if cohort_ids is not None:
+        rows = rows.filter(cohort_id__in=cohort_ids)
+    found = []
+    for a in rows:
+        today = at.astimezone(ZoneInfo(a.cohort.time_zone)).date()
+        cell = workbook_cell(a, solved=a.n_solved, total=a.n_total, today=today)
+        found.append(Due(a.cohort_id, a.cohort.name, a.cohort.time_zone, a.workbook_id, a.workbook.title, cell, today))
+    return found
 
 
 @dataclass(frozen=True)
@@ -494,6 +591,8 @@ class ExerciseStats:
     median_attempts: float | None
     revealed: int
     wrong_answers: list[tuple[str, int]]
+    # Learners whose solve came only through an answer accepted with a unit note (GiB labelled GB).
+    solved_with_note: int = 0
 
     @property
     def solve_rate(self) -> float | None:
@@ -518,7 +617,9 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
     for p in ExerciseProgress.objects.filter(user_id__in=user_ids, workbook=workbook):
         progress[p.exercise_id].append(p)
     attempts = dict(
-        Attempt.objects.filter(user_id__in=user_ids, exercise__workbook=workbook, status=AttemptStatus.GRADED)
+        Attempt.objects.filter(
+            user_id__in=user_ids, exercise__workbook=workbook, status=AttemptStatus.GRADED, counted=True
+        )
         .values("exercise_id")
         .annotate(n=Count("id"))
         .values_list("exercise_id", "n")
@@ -548,6 +649,7 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
                 median_attempts=statistics.median(to_solve) if to_solve else None,
                 revealed=sum(1 for p in engaged if p.forfeited),
                 wrong_answers=wrong[e.pk].most_common(top_wrong),
+                solved_with_note=sum(1 for p in rows if p.solved and p.solved_with_note),
             )
         )
     return result
@@ -557,8 +659,8 @@ def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome:
     """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one."""
     if part == "code":
         return f"code: {outcome or 'failed'}"
-    if "value" in parsed:
-        return f"{parsed['value']:.4g} {parsed.get('unit', '')}".strip()
+    if "value" in parsed:  # the value the grader read (the reading the preview showed)
+        return f"{format_number(parsed['value'])} {parsed.get('unit', '')}".strip()
     spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
     if "choices" in parsed and spec is not None and spec.options:
         return " + ".join(spec.options[i].text for i in parsed["choices"] if i < len(spec.options))

@@ -18,6 +18,9 @@ class KindTallyOut(serializers.Serializer[Any]):
 
 class MasteryCountsOut(ProgressCountsOut):
     by_kind = KindTallyOut(many=True)
+    solved_with_note = serializers.IntegerField(
+        help_text="Of the solved, those solved only through an answer accepted with a unit note (GiB labelled GB)."
+    )
 
 
 class ChapterMasteryOut(MasteryCountsOut):
@@ -95,7 +98,12 @@ class ProfileIn(serializers.Serializer[Any]):
 class AssignmentOut(serializers.Serializer[Any]):
     workbook = serializers.SlugField()
     title = serializers.CharField()
-    due_on = serializers.DateField(allow_null=True)
+    due_on = serializers.DateField(allow_null=True, help_text="Due at the end of this day in the cohort's time zone.")
+    overdue = serializers.BooleanField(
+        allow_null=True,
+        help_text="For a member: the due day has ended and you have not solved every exercise (as the "
+        "instructor's progress table says). Null without a due date, and for the instructor.",
+    )
 
 
 class AssignmentIn(serializers.Serializer[Any]):
@@ -154,13 +162,19 @@ class ExerciseStatsOut(serializers.Serializer[Any]):
     number = serializers.CharField()
     title = serializers.CharField()
     kind = serializers.ChoiceField(choices=ExerciseKind.choices)
-    attempts = serializers.IntegerField(help_text="Graded attempts by the cohort's learners.")
+    attempts = serializers.IntegerField(
+        help_text="Graded attempts by the cohort's learners (a multi-part check with parts left for later and "
+        "the rest right does not count)."
+    )
     learners = serializers.IntegerField(help_text="Learners who attempted or revealed it.")
     solved = serializers.IntegerField()
     solve_rate = serializers.FloatField(allow_null=True)
     median_attempts_to_solve = serializers.FloatField(allow_null=True)
     reveal_share = serializers.FloatField(allow_null=True, help_text="Share who revealed before solving.")
     wrong_answers = WrongAnswerOut(many=True)
+    solved_with_note = serializers.IntegerField(
+        help_text="Learners whose solve came only through an answer accepted with a unit note (GiB labelled GB)."
+    )
 
 
 class SkillCheckOut(serializers.Serializer[Any]):

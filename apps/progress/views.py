@@ -17,6 +17,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from apps.accounts import services as account_services
+from apps.accounts.forms import email_help
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import selectors as exercise_selectors
@@ -136,7 +138,12 @@ def cohorts(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             form.add_error("code", exc.message)
         status = 400
-    context = {"form": form, "cohorts": list(selectors.cohort_list(user=user))}
+    cohorts = list(selectors.cohort_list(user=user))
+    # Where the learner stands on each dated assignment (their own cohorts only: an instructor
+    # sees the dates, and the learners' standing in the admin's progress table).
+    due = {(d.cohort_id, d.workbook_id): d for d in selectors.learner_due(user=user)}
+    listed = [(c, [(a, due.get((c.pk, a.workbook_id))) for a in selectors.assignments(cohort=c)]) for c in cohorts]
+    context = {"form": form, "cohorts": listed}
     return render(request, "progress/cohorts.html", context, status=status)
 
 
@@ -146,6 +153,10 @@ def _zone_names() -> list[str]:
 
 
 class ProfileForm(forms.Form):
+    email = forms.EmailField(
+        required=False,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
     time_zone = forms.CharField(
         max_length=64,
         required=False,
@@ -154,12 +165,16 @@ class ProfileForm(forms.Form):
     )
     on_global_board = forms.BooleanField(required=False, label="Show me on the global leaderboard")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["email"].help_text = email_help() + " Blank: no password reset is possible."
+
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
     user = _user(request)
-    initial = {"time_zone": user.time_zone, "on_global_board": user.on_global_board}
+    initial = {"email": user.email, "time_zone": user.time_zone, "on_global_board": user.on_global_board}
     form = ProfileForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
@@ -168,6 +183,8 @@ def profile(request: HttpRequest) -> HttpResponse:
                 time_zone=form.cleaned_data["time_zone"].strip(),
                 on_global_board=form.cleaned_data["on_global_board"],
             )
+            if form.cleaned_data["email"] != user.email:
+                account_services.user_set_email(user=user, email=form.cleaned_data["email"])
             messages.success(request, "Profile saved.")
             return redirect("web:profile")
         except ApplicationError as exc:

@@ -80,7 +80,22 @@ else:
     SQLITE_PATH = Path(env.str("SQLITE_PATH", default=str(BASE_DIR / "var" / "db.sqlite3")))
     # The embedded default must work on a fresh clone, where var/ does not exist yet.
     SQLITE_PATH.parent.mkdir(parents=True, exist_ok=True)
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(SQLITE_PATH)}}
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(SQLITE_PATH),
+            # Code is graded on threads of the web process (apps/sandbox/inprocess.py), which write
+            # while requests do. WAL lets readers go on during a write; IMMEDIATE takes the write
+            # lock when a transaction begins, where waiting is safe (a deferred one that reads then
+            # writes fails at once with "database is locked"); `timeout` is how long a writer waits.
+            # https://www.sqlite.org/wal.html, https://docs.djangoproject.com/en/5.2/ref/databases/#sqlite-transaction-behavior
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+            },
+        }
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -126,6 +141,29 @@ SANDBOX_MAX_MEMORY_MB = 4096
 SANDBOX_RETRIES = env.int("SANDBOX_RETRIES", default=2)
 # An attempt RUNNING (or QUEUED) longer than this is failed as "not graded" by the beat task.
 SANDBOX_STUCK_AFTER_S = env.float("SANDBOX_STUCK_AFTER_S", default=600.0)
+# The embedded default (no broker) runs code on this many threads of the web process, at most one
+# per CPU (apps/sandbox/inprocess.py); a Celery worker's concurrency is set on its command line.
+SANDBOX_IN_PROCESS_WORKERS = env.int("SANDBOX_IN_PROCESS_WORKERS", default=2)
+
+# Email (password resets). With EMAIL_HOST set, SMTP; without it (the embedded default, `make
+# run`) each message is written as a file under var/mail/, where a developer can open the link.
+# Production without EMAIL_HOST turns resets off instead (config/settings/production.py).
+PASSWORD_RESET_BY_EMAIL = True
+EMAIL_HOST = env.str("EMAIL_HOST", default="")
+EMAIL_PORT = env.int("EMAIL_PORT", default=587)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=True)
+EMAIL_TIMEOUT = 10  # seconds: an unreachable SMTP server must not hold a web worker for minutes
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ML-systems workbooks <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(BASE_DIR / "var" / "mail"))
+# A reset link works for an hour, and only once (the token hashes the password it replaces).
+PASSWORD_RESET_TIMEOUT = 60 * 60
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -164,6 +202,10 @@ REST_FRAMEWORK: dict[str, Any] = {
         "preview": env.str("THROTTLE_PREVIEW", default="240/min"),
         # Join codes are 31^8; a low rate keeps guessing them hopeless.
         "join": env.str("THROTTLE_JOIN", default="10/min"),
+        # Password reset requests (web form): per client, answered with a 429; per email address,
+        # silently (the same "check your inbox" page), so the limit reveals no account.
+        "password_reset": env.str("THROTTLE_PASSWORD_RESET", default="10/hour"),
+        "password_reset_email": env.str("THROTTLE_PASSWORD_RESET_EMAIL", default="3/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

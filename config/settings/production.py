@@ -1,5 +1,6 @@
 """Production settings: no unsafe defaults. Refuses to start without a real secret key, with
-DEBUG on, or with no allowed hosts; `manage.py check --deploy` is clean under these."""
+DEBUG on, or with no allowed hosts; `manage.py check --deploy` is clean under these. Without an
+SMTP server password resets by email are off, and the pages say so."""
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -19,6 +20,12 @@ if not env.str("DATABASE_URL", default=""):
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production.")
 if not env.str("REDIS_URL", default=""):
     raise ImproperlyConfigured("REDIS_URL must point at Redis in production.")
+# Password resets need an SMTP server. Without one the reset pages say resets are off here (mail
+# written to files would reach no learner); a stack tried out without mail still starts. With
+# one, the sender must be real: a made-up one is refused or filed as spam by receiving servers.
+PASSWORD_RESET_BY_EMAIL = bool(EMAIL_HOST)
+if EMAIL_HOST and not env.str("DEFAULT_FROM_EMAIL", default=""):
+    raise ImproperlyConfigured("DEFAULT_FROM_EMAIL must be set with EMAIL_HOST: the sender of password resets.")
 
 # HTTPS everywhere. https://docs.djangoproject.com/en/5.2/howto/deployment/checklist/
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -30,8 +30,8 @@ pytestmark = pytest.mark.django_db
 
 WB = "/w/transformer-math/"
 # Session, user, then the page's own: workbook, its exercises, the learner's progress rows,
-# chapters with their totals, solved counts per chapter.
-WORKBOOK_QUERIES = 7
+# chapters with their totals, solved counts per chapter, the learner's due dates for it.
+WORKBOOK_QUERIES = 8
 # Session, user, then: the learner's progress row, the workbook's order (previous/next), the
 # five latest attempts. (The exercise itself is cached per process: selectors.exercise_get.)
 EXERCISE_QUERIES = 5

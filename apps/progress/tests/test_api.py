@@ -121,7 +121,9 @@ def test_an_instructor_creates_a_cohort_and_learners_join_list_and_leave(
         "role": "instructor",
         "join_code": cohort.join_code,
         "members": 0,
-        "workbooks": [{"workbook": "transformer-math", "title": "Transformer Math", "due_on": "2027-03-01"}],
+        "workbooks": [
+            {"workbook": "transformer-math", "title": "Transformer Math", "due_on": "2027-03-01", "overdue": None}
+        ],
     }
     assert len(cohort.join_code) == 8 and not set(cohort.join_code) & set("01OIL")
     # Codes are forgiving about case and separators; joining twice is harmless.

@@ -12,6 +12,7 @@ from apps.progress.models import Cohort
 DEMO_COHORT = "Demo cohort"
 
 # Local demo accounts for `make run`. Refused outside DEBUG so they can never reach production.
+DEMO_EMAIL = "student@example.org"  # a password reset for it lands in var/mail/ (README, Settings)
 DEMO = [
     ("student", "student-demo-pass", Role.STUDENT, False),
     ("instructor", "instructor-demo-pass", Role.INSTRUCTOR, False),
@@ -37,7 +38,10 @@ class Command(BaseCommand):
                 user.is_superuser = True
                 user.save(update_fields=["is_superuser"])
             services.user_set_role(user=user, role=role)
-            self.stdout.write(f"  {role:<10} username={username}  password={password}")
+            if role == Role.STUDENT and not user.email:
+                services.user_set_email(user=user, email=DEMO_EMAIL)
+            email = f"  email={user.email}" if user.email else ""
+            self.stdout.write(f"  {role:<10} username={username}  password={password}{email}")
         cohort = self._demo_cohort()
         if cohort is not None:
             self.stdout.write(f"Demo cohort {cohort.name!r} (join code {cohort.join_code}); the student is in it.")
