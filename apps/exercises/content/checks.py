@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 from apps.exercises import roofline
 from apps.exercises.choices import AnswerFormat, ExerciseKind
@@ -20,6 +21,7 @@ from apps.exercises.content.render import RenderError, markdown_html, placeholde
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.content.secrecy import chapter_leaks, exercise_leaks
+from apps.exercises.content.tells import choice_tell
 from apps.exercises.content.texts import leftovers, slots
 from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import InvalidAnswer
@@ -27,6 +29,7 @@ from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.grading.structured import order_constraints
 from apps.sandbox.jobs import code_cases, code_job, limits_for, probe_problems
 from apps.sandbox.runner import Runner, SandboxUnavailable
+from apps.sandbox.verdict import Verdict as RunVerdict
 from apps.sandbox.verdict import judge
 
 KIND_FORMATS: dict[str, set[str]] = {
@@ -139,7 +142,18 @@ def _check_target(target: numeric.NumericTarget, where: str) -> list[str]:
 def _check_choice(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     options = spec.options or []
     texts_ = [o.text.strip() for o in options]
-    return ["two options have the same text"] if len(set(texts_)) != len(texts_) else []
+    problems = ["two options have the same text"] if len(set(texts_)) != len(texts_) else []
+    tell = choice_tell(resolved.spec)
+    return problems + (tell.problems if tell else [])
+
+
+def exercise_warnings(spec: ExerciseSpec) -> list[str]:
+    """What check_content reports without failing: a choice whose form hints at its answer."""
+    try:
+        tell = choice_tell(resolve(spec).spec)
+    except ContentError:
+        return []  # reported as a problem by check_exercise
+    return tell.warnings if tell else []
 
 
 def _check_order(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
@@ -226,8 +240,13 @@ def _check_lines(spec: ExerciseSpec) -> list[str]:
     return problems
 
 
+# Runs of one exercise's solutions at once: the reference, the starter and the wrong ones.
+_PARALLEL_RUNS = 2
+
+
 def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
-    """The reference solution passes its tests and the starter (or buggy snippet) fails them."""
+    """The reference solution passes its tests; the starter (or buggy snippet) and every wrong
+    solution in ``wrong/`` fail them."""
     problems: list[str] = []
     if len(code.cases) < 3:
         problems.append("code exercises need at least three test cases")
@@ -235,12 +254,23 @@ def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
         problems.append("a test case has no expected value")
     problems += probe_problems(code)
     cases = code_cases(code)
-    limits = limits_for(code)
+    sources = [code.solution, code.starter, *(w.source for w in code.wrong)]
+
+    def run(index: int) -> RunVerdict:
+        # One CPU each (the slot pins it), as a worker's pool processes are.
+        limits = limits_for(code, slot=index % _PARALLEL_RUNS)
+        return judge(runner.run(code_job(code, sources[index]), limits), cases, code.entry)
+
     try:
-        ref = judge(runner.run(code_job(code, code.solution), limits), cases, code.entry)
-        start = judge(runner.run(code_job(code, code.starter), limits), cases, code.entry)
+        with ThreadPoolExecutor(max_workers=_PARALLEL_RUNS) as pool:
+            ref, start, *wrong = pool.map(run, range(len(sources)))
     except SandboxUnavailable as exc:
         return [*problems, f"could not run the code: {exc}"]
+    problems += [
+        f"wrong solution {w.name} ({w.misconception}) passes every test: add a case it fails"
+        for w, verdict in zip(code.wrong, wrong, strict=True)
+        if verdict.passed
+    ]
     if not ref.passed:
         failed = [f"{c.call}: {c.message} expected {c.expected}, got {c.got}" for c in ref.cases if not c.passed]
         problems.append(

@@ -9,6 +9,8 @@ Layout::
                      solution.py    the reference solution
                      tests.py       CASES = [...], a literal list (read with ast, never executed)
                      checks.py      optional: the checkers that probe cases name (run in the sandbox)
+                     wrong/*.py     plausible wrong solutions, each opening with a comment naming its
+                                    misconception: check_content requires every one to fail the tests
 
 Code files are inlined into the exercise spec, and expected values a test leaves out are
 computed by running the reference solution (trusted content) in a subprocess; a probe's expected
@@ -71,6 +73,15 @@ def read_cases(path: Path) -> list[dict[str, Any]]:
     raise LoadError(f"{path}: no CASES = [...] assignment")
 
 
+def _wrong_solution(path: Path) -> dict[str, str]:
+    """``wrong/<name>.py``: a plausible wrong solution; its first line, a comment, says which misconception."""
+    source = path.read_text(encoding="utf-8")
+    first = source.splitlines()[0] if source.strip() else ""
+    if not first.startswith("#") or not first.lstrip("# ").strip():
+        raise LoadError(f"{path}: a wrong solution starts with a comment naming the misconception it encodes")
+    return {"name": path.stem, "misconception": first.lstrip("# ").strip(), "source": source}
+
+
 def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: bool) -> None:
     code = raw.get("code")
     if not isinstance(code, dict) or "dir" not in code:
@@ -83,6 +94,7 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
         raise LoadError(f"exercise {raw.get('number')}: {exc}") from None
     if (folder / "checks.py").is_file():
         code["checker"] = (folder / "checks.py").read_text(encoding="utf-8")
+    code["wrong"] = [_wrong_solution(path) for path in sorted((folder / "wrong").glob("*.py"))]
     cases = read_cases(folder / "tests.py")
     if compute_expected and any("expected" not in c and not c.get("probe") for c in cases):
         job = Job(

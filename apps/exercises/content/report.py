@@ -9,9 +9,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apps.exercises.content.checks import check_chapter, check_exercise
+from apps.exercises.content.checks import check_chapter, check_exercise, exercise_warnings
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
-from apps.exercises.content.schema import WorkbookSpec
+from apps.exercises.content.resolve import ContentError, resolve
+from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
+from apps.exercises.content.tells import choice_tell
 from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner
 
@@ -23,7 +25,22 @@ class WorkbookReport:
     slug: str
     exercises: int = 0
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     spec: WorkbookSpec | None = None
+    single_choices: int = 0  # single-answer choice exercises
+    longest_correct: int = 0  # of them, those whose correct option is strictly the longest
+    wrong_solutions: int = 0  # plausible wrong solutions run against the hidden tests
+
+    def summary(self) -> str:
+        """The counts behind "ok": the length tell over single-answer choices, wrong solutions run."""
+        parts = []
+        if self.single_choices:
+            parts.append(
+                f"longest option correct in {self.longest_correct} of {self.single_choices} single-answer choices"
+            )
+        if self.wrong_solutions:
+            parts.append(f"{self.wrong_solutions} wrong solutions must fail")
+        return "; ".join(parts)
 
 
 def check_workbooks(
@@ -49,7 +66,21 @@ def check_workbooks(
                 report.exercises += 1
                 for problem in check_exercise(exercise, runner=runner):
                     report.problems.append(f"{exercise.number} {exercise.title}: {problem}")
+                report.warnings += [f"{exercise.number} {exercise.title}: {w}" for w in exercise_warnings(exercise)]
+                _count(report, exercise)
     return reports
+
+
+def _count(report: WorkbookReport, exercise: ExerciseSpec) -> None:
+    if exercise.code is not None:
+        report.wrong_solutions += len(exercise.code.wrong)
+    try:
+        tell = choice_tell(resolve(exercise).spec)
+    except ContentError:
+        return
+    if tell is not None:
+        report.single_choices += 1
+        report.longest_correct += tell.longest_is_correct
 
 
 def main(argv: list[str]) -> int:
@@ -64,9 +95,12 @@ def main(argv: list[str]) -> int:
     failed = False
     for r in reports:
         status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
-        print(f"{r.slug}: {r.exercises} exercises, {status}")
+        summary = f" ({r.summary()})" if r.summary() else ""
+        print(f"{r.slug}: {r.exercises} exercises, {status}{summary}")
         for p in r.problems:
             print(f"  - {p}")
+        for w in r.warnings:
+            print(f"  ~ warning: {w}")
         failed = failed or bool(r.problems)
     return 1 if failed else 0
 

@@ -211,6 +211,18 @@ class CodeLimits(Strict):
     memory_mb: int | None = Field(default=None, ge=64, le=4096)
 
 
+class WrongSolution(Strict):
+    """A plausible wrong solution (``code/<dir>/wrong/<name>.py``) that the hidden tests must fail.
+
+    Its first line is a comment naming the misconception it encodes. Authors' content: it never
+    reaches a learner, and it does not decide a verdict (it is left out of the grading hash).
+    """
+
+    name: str
+    misconception: str = Field(min_length=1)
+    source: str
+
+
 class CodeSpec(Strict):
     entry: str = Field(description="the function the learner writes")
     dir: str = Field(description="folder (relative to the workbook) with starter.py, solution.py, tests.py")
@@ -218,6 +230,7 @@ class CodeSpec(Strict):
     solution: str = ""
     checker: str = Field(default="", description="checks.py: the checkers that probe cases name (trusted content)")
     cases: list[CodeCase] = []
+    wrong: list[WrongSolution] = Field(default=[], description="plausible wrong solutions the tests must fail")
     limits: CodeLimits | None = None
     env: dict[str, str] = Field(default={}, description="extra environment for the sandbox (XLA_FLAGS)")
 

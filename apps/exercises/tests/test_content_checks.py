@@ -173,3 +173,48 @@ def test_the_transformer_math_workbook_is_sound() -> None:
     report = check_workbooks(DEFAULT_ROOT, ["transformer-math"], runner=LocalRunner())[0]
     assert report.problems == []
     assert report.exercises == 52
+
+
+def test_a_wrong_solution_that_passes_is_a_problem_and_one_without_its_misconception_does_not_load(
+    workbook_copy: Path,
+) -> None:
+    folder = workbook_copy / "code" / "0.5-param-count"
+    (folder / "wrong").mkdir(exist_ok=True)
+    # "Wrong" on purpose but in fact the reference: the tests cannot fail it, and the check says so.
+    (folder / "wrong" / "copies_the_reference.py").write_text(
+        "# copies the reference (a stand-in for a wrong solution the tests miss)\n"
+        + (folder / "solution.py").read_text()
+    )
+    (folder / "wrong" / "forgets_the_embedding.py").write_text(
+        "# forgets the tied embedding table\ndef param_count(d, n_layers, vocab_size):\n    return 12 * n_layers * d * d\n"
+    )
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
+    passing = [p for p in report.problems if "wrong solution" in p]
+    assert len(passing) == 1 and "copies_the_reference" in passing[0], report.problems
+    assert report.wrong_solutions == 2
+    (folder / "wrong" / "no_comment.py").write_text("def param_count(d, n_layers, vocab_size):\n    return 0\n")
+    with pytest.raises(LoadError, match="starts with a comment naming the misconception"):
+        load_workbook(workbook_copy, compute_expected=False)
+
+
+def test_a_choice_whose_longest_option_is_the_answer_is_refused() -> None:
+    choice = {
+        **NUMERIC,
+        "kind": "trace",
+        "format": "choice",
+        "answer": None,
+        "explanation": "",
+        "options": [
+            {
+                "text": "Because the cache grows with every token of every sequence in the batch, it dominates",
+                "correct": True,
+                "feedback": "Yes.",
+            },
+            {"text": "The weights", "feedback": "No."},
+            {"text": "Activations", "feedback": "No."},
+        ],
+    }
+    assert any("picking the longest finds it" in p for p in problems(choice))
+    parallel = copy.deepcopy(choice)
+    parallel["options"][0]["text"] = "The KV cache"
+    assert not any("longest" in p for p in problems(parallel))

@@ -49,9 +49,12 @@ class Command(BaseCommand):
         failed = 0
         for r in reports:
             status = self.style.SUCCESS("ok") if not r.problems else self.style.ERROR(f"{len(r.problems)} problem(s)")
-            self.stdout.write(f"{r.slug}: {r.exercises} exercises, {status}")
+            summary = f" ({r.summary()})" if r.summary() else ""
+            self.stdout.write(f"{r.slug}: {r.exercises} exercises, {status}{summary}")
             for problem in r.problems:
                 self.stdout.write(f"  - {problem}")
+            for warning in r.warnings:
+                self.stdout.write(self.style.WARNING(f"  ~ warning: {warning}"))
             failed += len(r.problems)
         if failed:
             raise CommandError(f"{failed} content problem(s)")
