@@ -26,13 +26,15 @@ from apps.exercises.content.schema import ExerciseSpec
 
 WARN_RATIO = 1.25  # × the median distractor
 FAIL_RATIO = 1.5  # × the longest distractor
-_MARKUP = re.compile(r"[$*_`\\{}]|\\[a-zA-Z]+")
+# TeX commands first: "\\gamma" is one symbol to read (counted as one), not a backslash and five letters.
+_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_MARKUP = re.compile(r"[$*_`\\{}]")
 _JUSTIFICATION = re.compile(r"\b(?:because|since|so that|which means|hence|thus)\b|\s[—–]\s|;", re.IGNORECASE)
 
 
 def visible_length(text: str) -> int:
     """Characters a learner reads: Markdown and TeX markup left out, runs of spaces as one."""
-    return len(re.sub(r"\s+", " ", _MARKUP.sub("", text)).strip())
+    return len(re.sub(r"\s+", " ", _MARKUP.sub("", _COMMAND.sub("·", text))).strip())
 
 
 @dataclass(frozen=True)

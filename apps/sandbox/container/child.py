@@ -15,7 +15,9 @@ submission cannot simply read, import or patch them.
 
 Values cross the pipe as plain JSON. Arrays (numpy or JAX) travel as ``.npy`` bytes in base64
 (``{"__ndarray__": ...}``), loaded with ``allow_pickle=False``; non-finite floats as
-``{"__float__": "nan"}``. Standard library only, apart from numpy when arrays are involved.
+``{"__float__": "nan"}``; dict keys as the ``str()`` of their plain-Python form (``(1, 2)`` from
+numpy ints reads ``"(1, 2)"``, as Python's own ints do). Standard library only, apart from numpy
+when arrays are involved.
 """
 
 import base64
@@ -61,7 +63,7 @@ def encode(value, depth=0):
     if isinstance(value, (list, tuple)):
         return [encode(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {str(k): encode(v, depth + 1) for k, v in value.items()}
+        return {str(plain_key(k, depth + 1)): encode(v, depth + 1) for k, v in value.items()}
     if hasattr(value, "__array__") or type(value).__module__.split(".")[0] in ("numpy", "jax", "jaxlib"):
         import numpy as np
 
@@ -74,6 +76,22 @@ def encode(value, depth=0):
         np.save(buf, array, allow_pickle=False)
         return {"__ndarray__": base64.b64encode(buf.getvalue()).decode("ascii")}
     raise TypeError(f"cannot report a value of type {type(value).__name__}")
+
+
+def plain_key(key, depth=0):
+    """A dict key with its numpy scalars made the Python values they equal, before ``str()``.
+
+    Keys are reported as their ``str()``, and numpy 2 spells a scalar inside a tuple as
+    ``np.int64(1)``: ``(1, 2)`` built from numpy ints would read ``"(np.int64(1), np.int64(2))"``
+    and fail against the reference's ``"(1, 2)"``, though Python holds the two keys equal.
+    """
+    if depth > 50:
+        raise ValueError("a dict key is nested too deeply")
+    if isinstance(key, tuple):
+        return tuple(plain_key(k, depth + 1) for k in key)
+    if type(key).__module__.split(".")[0] == "numpy" and callable(getattr(key, "item", None)):
+        return key.item()
+    return key
 
 
 def curated_traceback(exc, submission_path):

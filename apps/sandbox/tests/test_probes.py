@@ -450,7 +450,7 @@ def _run_all(image: str, jobs: list[tuple[CodeSpec, str]]) -> list[Verdict]:
 @pytest.mark.slow
 def test_each_enforced_construct_fails_its_plausible_violation_and_passes_the_reference(sandbox_image: str) -> None:
     specs = _code_specs()
-    assert {n for _, n in specs} == {"1.6", "9.1", "9.5", "9.7", "9.8", "9.9", "10.3"}
+    assert {n for _, n in specs} == {"1.6", "9.1", "9.3", "9.5", "9.7", "9.8", "9.9", "10.3"}
     references = [(code, code.solution) for code in specs.values()]
     violations = [(specs[(v.workbook, v.number)], v.source) for v in VIOLATIONS]
     verdicts = _run_all(sandbox_image, references + violations)
@@ -464,7 +464,8 @@ def test_each_enforced_construct_fails_its_plausible_violation_and_passes_the_re
         # Every value is right; only the probe tells the violation apart.
         assert verdict.outcome == "failed", (str(violation), verdict.message, verdict.traceback)
         failing = [c for c in verdict.cases if not c.passed]
-        assert [c.id for c in failing] == list(probes), (str(violation), failing)
+        # (An exercise may have several probes; 10.3's second one checks init_params's values.)
+        assert failing and all(c.id in probes for c in failing), (str(violation), failing)
         result = failing[0]
         requirement = probes[result.id].requirement
         assert result.message.startswith(f"{requirement} Found: "), (str(violation), result.message)
