@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass, field
 
 from apps.exercises.choices import AnswerFormat
-from apps.exercises.content.render import RenderError, substitute
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
 from apps.exercises.content.texts import TextError, render_spec
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
@@ -98,17 +97,13 @@ def numeric_target(
         ):
             for i, cand in enumerate(source):
                 value = _eval(cand.value, scope, f"{where}.{kind}[{i}]") * answer_unit.scale
-                try:
-                    feedback = substitute(cand.feedback, {**scope, "answer": raw})
-                except RenderError as exc:
-                    raise ContentError(f"{where}.{kind}[{i}].feedback: {exc}") from None
                 tolerance = cand.tolerance if cand.tolerance is not None else answer.tolerance
                 convention = kind == "alternates" and (
                     cand.convention
                     if cand.convention is not None
                     else raw != 0 and is_convention_ratio(value / (raw * answer_unit.scale))
                 )
-                out.append(Candidate(value, feedback, tolerance, convention))
+                out.append(Candidate(value, cand.feedback, tolerance, convention))
     target = NumericTarget(
         value=raw * answer_unit.scale,
         dim=answer_unit.dim,
@@ -125,36 +120,41 @@ def symbolic_target(answer: SymbolicAnswer, scope: dict[str, Number], where: str
     names = tuple(answer.symbols)
     try:
         expr = parse_content(answer.value, names)
-        mistakes = tuple(
-            SymbolicMistake(parse_content(m.value, names), substitute(m.feedback, scope)) for m in answer.mistakes
-        )
-        approx_feedback = substitute(answer.approximate.feedback, scope) if answer.approximate else ""
+        mistakes = tuple(SymbolicMistake(parse_content(m.value, names), m.feedback) for m in answer.mistakes)
     except ExpressionError as exc:
         raise ContentError(f"{where}: {exc}") from None
-    except RenderError as exc:
-        raise ContentError(f"{where} feedback: {exc}") from None
     return SymbolicTarget(
         expr=expr,
         text=answer.value,
         symbols=names,
         small=tuple(answer.approximate.small) if answer.approximate else (),
         accept_approximate=answer.approximate.accept if answer.approximate else True,
-        approximate_feedback=approx_feedback,
+        approximate_feedback=answer.approximate.feedback if answer.approximate else "",
         mistakes=mistakes,
     )
 
 
 def resolve(spec: ExerciseSpec) -> ResolvedExercise:
-    """Evaluate a spec. Raises ContentError naming the failing field."""
+    """Evaluate a spec. Raises ContentError naming the failing field.
+
+    The prose is rendered first (a numeric exercise's prose may name ``answer``), and the targets
+    are built from the rendered spec, so feedback is substituted in one place only.
+    """
     try:
         scope = scope_of(spec.givens, spec.derived)
     except FormulaError as exc:
         raise ContentError(f"derived: {exc}") from None
+    numeric_answer = spec.answer if spec.format == AnswerFormat.NUMERIC else None
+    if numeric_answer is not None:
+        scope = {**scope, "answer": _eval(numeric_answer.value, scope, "answer.value")}
+    try:
+        spec = ExerciseSpec.model_validate(render_spec(spec.model_dump(mode="json"), scope))
+    except TextError as exc:
+        raise ContentError(str(exc)) from None
     numeric = None
     cells: dict[str, NumericTarget] = {}
-    if spec.format == AnswerFormat.NUMERIC and spec.answer is not None:
-        numeric, raw = numeric_target(spec.answer, scope, "answer")
-        scope = {**scope, "answer": raw}
+    if numeric_answer is not None and spec.answer is not None:
+        numeric, _ = numeric_target(spec.answer, scope, "answer")
     if spec.format == AnswerFormat.TABLE and spec.columns and spec.rows:
         for row in spec.rows:
             row_scope: dict[str, Number] = {
@@ -172,10 +172,4 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
             parts[part.key], part_values[part.key] = numeric_target(part.answer, scope, f"parts[{part.key}]")
         elif part.expression is not None:
             parts[part.key] = symbolic_target(part.expression, scope, f"parts[{part.key}].expression")
-    try:
-        rendered = ExerciseSpec.model_validate(render_spec(spec.model_dump(mode="json"), scope))
-    except TextError as exc:
-        raise ContentError(str(exc)) from None
-    return ResolvedExercise(
-        spec=rendered, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values
-    )
+    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values)
