@@ -147,15 +147,6 @@ def _check_choice(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     return problems + (tell.problems if tell else [])
 
 
-def exercise_warnings(spec: ExerciseSpec) -> list[str]:
-    """What check_content reports without failing: a choice whose form hints at its answer."""
-    try:
-        tell = choice_tell(resolve(spec).spec)
-    except ContentError:
-        return []  # reported as a problem by check_exercise
-    return tell.warnings if tell else []
-
-
 def _check_order(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
     steps = spec.steps or []
     listed = [s.id for s in steps]

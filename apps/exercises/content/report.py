@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from apps.exercises.content.checks import check_chapter, check_exercise, exercise_warnings
+from apps.exercises.content.checks import check_chapter, check_exercise
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
@@ -66,21 +66,22 @@ def check_workbooks(
                 report.exercises += 1
                 for problem in check_exercise(exercise, runner=runner):
                     report.problems.append(f"{exercise.number} {exercise.title}: {problem}")
-                report.warnings += [f"{exercise.number} {exercise.title}: {w}" for w in exercise_warnings(exercise)]
-                _count(report, exercise)
+                _tally(report, exercise)
     return reports
 
 
-def _count(report: WorkbookReport, exercise: ExerciseSpec) -> None:
+def _tally(report: WorkbookReport, exercise: ExerciseSpec) -> None:
+    """The counts and warnings beside the problems: wrong solutions, and a choice's length tell."""
     if exercise.code is not None:
         report.wrong_solutions += len(exercise.code.wrong)
     try:
         tell = choice_tell(resolve(exercise).spec)
     except ContentError:
-        return
+        return  # reported as a problem by check_exercise
     if tell is not None:
         report.single_choices += 1
         report.longest_correct += tell.longest_is_correct
+        report.warnings += [f"{exercise.number} {exercise.title}: {w}" for w in tell.warnings]
 
 
 def main(argv: list[str]) -> int:

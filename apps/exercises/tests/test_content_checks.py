@@ -220,3 +220,16 @@ def test_a_choice_whose_longest_option_is_the_answer_is_refused() -> None:
     parallel = copy.deepcopy(choice)
     parallel["options"][0]["text"] = "The KV cache"
     assert not any("longest" in p for p in problems(parallel))
+
+
+def test_a_mild_tell_is_reported_as_a_warning_beside_the_counts(workbook_copy: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        choice = next(e for e in data["exercises"] if e["number"] == "0.3")
+        correct = next(o for o in choice["options"] if o.get("correct"))
+        correct["text"] = correct["text"].rstrip(".") + "; the rest is tables"
+
+    _edit_chapter0(workbook_copy, edit)
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=None, chapter_glob="00-*")[0]
+    assert report.problems == []
+    assert any(w.startswith("0.3 ") and "argues for itself" in w for w in report.warnings), report.warnings
+    assert report.single_choices == 2  # 0.3 and 0.4
