@@ -140,10 +140,8 @@ def grade_table(
     right = sum(bool(v["correct"]) for v in verdicts.values())
     total = len(verdicts)
     parsed = {"cells": {c: {"value": cells[c]} for c in targets}}
-    if right == total:
-        noted = any(v["noted"] for v in verdicts.values())
-        head = f"All {total} cells correct." + (f" {_NOTED_FIELDS}" if noted else "")
-        return GradeResult(True, head, parsed=parsed, details={"cells": verdicts}, noted=noted)
+    if right == total:  # table columns have no alternates, so no cell is ever accepted with a note
+        return GradeResult(True, f"All {total} cells correct.", parsed=parsed, details={"cells": verdicts})
     return GradeResult(
         False,
         f"{right} of {total} cells correct.",
