@@ -102,7 +102,7 @@ def board_dict(b: selectors.Board) -> dict[str, Any]:
 
 
 def cohort_dict(c: Cohort, user: User, due: dict[tuple[int, int], selectors.Due] | None = None) -> dict[str, Any]:
-    """``due``: the caller's due dates (selectors.learner_due) by (cohort, workbook), for ``overdue``."""
+    """``due``: the caller's due dates (selectors.due_by_assignment), for ``overdue``."""
     teaches = c.instructor_id == user.pk or user.is_superuser
     due = due or {}
     return {
@@ -123,13 +123,6 @@ def cohort_dict(c: Cohort, user: User, due: dict[tuple[int, int], selectors.Due]
             for a in selectors.assignments(cohort=c)
         ],
     }
-
-
-def due_map(user: User, cohort_ids: list[int]) -> dict[tuple[int, int], selectors.Due]:
-    """The caller's due dates in these cohorts (one query; none for no cohort)."""
-    if not cohort_ids:
-        return {}
-    return {(d.cohort_id, d.workbook_id): d for d in selectors.learner_due(user=user, cohort_ids=cohort_ids)}
 
 
 def _member_count(c: Cohort) -> int:
@@ -238,7 +231,7 @@ class CohortListApi(APIView):
     def get(self, request: Request) -> Response:
         user = _user(request)
         cohorts = list(selectors.cohort_list(user=user))
-        due = due_map(user, [c.pk for c in cohorts])
+        due = selectors.due_by_assignment(user=user, cohort_ids=[c.pk for c in cohorts])
         return Response(represent_many(CohortOut, [cohort_dict(c, user, due) for c in cohorts]))
 
     @extend_schema(
@@ -263,7 +256,8 @@ class CohortDetailApi(APIView):
     def get(self, request: Request, cohort_id: int) -> Response:
         user = _user(request)
         cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
-        return Response(represent(CohortOut, cohort_dict(cohort, user, due_map(user, [cohort.pk]))))
+        due = selectors.due_by_assignment(user=user, cohort_ids=[cohort.pk])
+        return Response(represent(CohortOut, cohort_dict(cohort, user, due)))
 
 
 class CohortJoinApi(APIView):
@@ -282,7 +276,9 @@ class CohortJoinApi(APIView):
         body.is_valid(raise_exception=True)
         cohort, joined = services.cohort_join(user=user, code=body.validated_data["code"])
         return Response(
-            represent(CohortOut, cohort_dict(cohort, user, due_map(user, [cohort.pk]))),
+            represent(
+                CohortOut, cohort_dict(cohort, user, selectors.due_by_assignment(user=user, cohort_ids=[cohort.pk]))
+            ),
             status=status.HTTP_201_CREATED if joined else 200,
         )
 

@@ -579,6 +579,14 @@ def learner_due(
     return found
 
 
+def due_by_assignment(*, user: User, cohort_ids: list[int] | None = None) -> dict[tuple[int, int], Due]:
+    """``learner_due`` keyed by (cohort, workbook), for pages and bodies that list assignments.
+    No query for an empty list of cohorts."""
+    if cohort_ids is not None and not cohort_ids:
+        return {}
+    return {(d.cohort_id, d.workbook_id): d for d in learner_due(user=user, cohort_ids=cohort_ids)}
+
+
 @dataclass(frozen=True)
 class ExerciseStats:
     exercise_id: int

@@ -141,7 +141,7 @@ def cohorts(request: HttpRequest) -> HttpResponse:
     cohorts = list(selectors.cohort_list(user=user))
     # Where the learner stands on each dated assignment (their own cohorts only: an instructor
     # sees the dates, and the learners' standing in the admin's progress table).
-    due = {(d.cohort_id, d.workbook_id): d for d in selectors.learner_due(user=user)}
+    due = selectors.due_by_assignment(user=user)
     listed = [(c, [(a, due.get((c.pk, a.workbook_id))) for a in selectors.assignments(cohort=c)]) for c in cohorts]
     context = {"form": form, "cohorts": listed}
     return render(request, "progress/cohorts.html", context, status=status)
