@@ -18,8 +18,8 @@ from rest_framework.test import APIClient
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
 from apps.progress import services as progress_services
+from apps.sandbox import selectors
 from apps.sandbox.runner import DockerRunner
-from apps.sandbox.selectors import READY_KEY
 from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, start_worker, worker_env
 
 
@@ -51,20 +51,19 @@ def _clear_cache() -> None:
 
     A running sandbox worker's readiness survives: it is the worker's word, not test state.
     """
-    ready = django_cache.get(READY_KEY)
+    names = django_cache.get(selectors.workers_key()) or []
+    kept = django_cache.get_many([selectors.workers_key()] + [selectors.ready_key(n) for n in names])
     django_cache.clear()
-    if ready:
-        django_cache.set(READY_KEY, ready, timeout=45)
+    if kept:
+        django_cache.set_many(kept, timeout=settings.SANDBOX_READY_TTL_S)
+        django_cache.set(selectors.workers_key(), names, None)
 
 
 @pytest.fixture
-def no_sandbox() -> Iterator[None]:
-    """As if no sandbox worker were ready (none started, or all failed their self-test)."""
-    ready = django_cache.get(READY_KEY)
-    django_cache.delete(READY_KEY)
-    yield
-    if ready:
-        django_cache.set(READY_KEY, ready, timeout=45)
+def no_sandbox(settings: Any) -> None:
+    """As if no sandbox worker were ready (none started, or all failed their self-test): this
+    process reads readiness where no worker writes it, while the session's worker goes on."""
+    settings.SANDBOX_READY_NAMESPACE = "sandbox-none"
 
 
 @pytest.fixture

@@ -167,6 +167,16 @@ class Attempt(models.Model):
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True, help_text="When a sandbox worker claimed it.")
+    # Code only (apps/sandbox/services.py): nothing accepted is lost when a worker or the broker dies.
+    lease_expires_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Queued: when it is published again if no worker has claimed it. Running: when the claiming "
+        "worker's lease runs out (the worker renews it while the run goes on); then it is queued again.",
+    )
+    claims = models.PositiveSmallIntegerField(
+        default=0, db_default=0, help_text="How many times a sandbox worker claimed it (a finish must hold the last)."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

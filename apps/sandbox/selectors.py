@@ -9,11 +9,13 @@ import time
 
 from django.conf import settings
 from django.core.cache import cache
+from redis.exceptions import RedisError
 
 from apps.sandbox.runner import DockerRunner, SandboxUnavailable
 
-# Sandbox workers that passed their self-test refresh this key (see ``health.py``).
-READY_KEY = "sandbox:ready"
+# Each sandbox worker that passed its self-test refreshes its own key (``health.py``), which
+# lives only a few heartbeats; the workers key lists the names that have said so. Both live
+# under SANDBOX_READY_NAMESPACE: the web and its workers share it.
 _LOCAL_CHECK_TTL_S = 30.0
 
 _runner_lock = threading.Lock()
@@ -32,10 +34,33 @@ def runner(owner: str = "") -> DockerRunner:
         return _runner
 
 
+def workers_key() -> str:
+    return f"{settings.SANDBOX_READY_NAMESPACE}:workers"
+
+
+def ready_key(worker: str) -> str:
+    return f"{settings.SANDBOX_READY_NAMESPACE}:ready:{worker}"
+
+
+def ready_workers() -> list[str]:
+    """Names of the sandbox workers whose readiness is live. Raises RedisError without Redis."""
+    names: list[str] = cache.get(workers_key()) or []
+    if not names:
+        return []
+    live = cache.get_many([ready_key(n) for n in names])
+    return [n for n in names if live.get(ready_key(n))]
+
+
 def available() -> bool:
-    """Can code be graded now? Workers say so through the cache; an eager setup checks Docker itself."""
+    """Can code be graded now? Workers say so through the cache; an eager setup checks Docker itself.
+
+    Without Redis there is no broker either, so nothing could be queued: not available.
+    """
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        return bool(cache.get(READY_KEY))
+        try:
+            return bool(ready_workers())
+        except RedisError:
+            return False
     global _local_check
     checked_at, ok = _local_check
     if time.monotonic() - checked_at > _LOCAL_CHECK_TTL_S:

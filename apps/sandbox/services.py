@@ -1,21 +1,32 @@
-"""Writes for code attempts: submit (queue), grade (claim, run, finish), and fail the stuck ones.
+"""Writes for code attempts: submit (queue), grade (claim, run, finish), recover and fail the stuck.
 
 The lifecycle is a compare-and-set on ``Attempt.status``: queued → running (claimed by exactly
 one worker) → graded | not_graded. A final state is never overwritten, so a redelivered Celery
 message, a retried task or a late beat sweep cannot change a verdict. Platform faults are
 retried, then recorded as not graded: they never count as an attempt and never show as a pass.
+
+Nothing accepted is lost. Every pending attempt carries a lease (``lease_expires_at``):
+- queued: when to publish it again. Publishing happens after the commit; if it fails, or the
+  broker loses the message (a Redis restart without persistence), ``attempts_recover`` publishes
+  it again once the lease is past. A duplicate message is harmless: the claim is a compare-and-set.
+- running: the claiming worker renews it while the run goes on. A worker that dies (SIGKILL,
+  `docker kill`, a lost host) stops renewing; once the lease is past the attempt is queued again,
+  and after SANDBOX_MAX_CLAIMS claims it is closed as not graded, saying why.
+A finish is recorded only under the claim that is current (``claims``), so a worker that lost its
+lease but finished anyway cannot grade an attempt twice.
 """
 
 from __future__ import annotations
 
 import ast
 import logging
+import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -34,9 +45,18 @@ from apps.sandbox.verdict import clean, judge
 logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64_000
+# What the learner reads, by what happened; the exact reason goes to ``details["reason"]``.
 NOT_GRADED_MESSAGE = (
     "Your code could not be graded: the sandbox is unavailable right now. This did not count as an "
     "attempt; please submit again in a moment."
+)
+WORKER_LOST_MESSAGE = (
+    "Your code could not be graded: the sandbox worker running it stopped before it finished, more than "
+    "once. This did not count as an attempt; please submit again."
+)
+NOT_TAKEN_MESSAGE = (
+    "Your code could not be graded: no sandbox took it within {minutes} minutes. This did not count as an "
+    "attempt; please submit again."
 )
 
 
@@ -89,6 +109,7 @@ def code_attempt_submit(
             raw={"code": source},
             parsed={"lines": source.count("\n") + 1, "bytes": len(source.encode())},
             verdict="",
+            lease_expires_at=timezone.now() + timedelta(seconds=settings.SANDBOX_REPUBLISH_AFTER_S),
         )
         transaction.on_commit(lambda: _enqueue(attempt.pk))
     logger.info("code attempt queued", extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk})
@@ -104,13 +125,21 @@ def _enqueue(attempt_id: int) -> None:
         if not inprocess.submit(attempt_id):
             attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
         return
+    _publish(attempt_id)
+
+
+def _publish(attempt_id: int) -> bool:
+    """Send the attempt to the sandbox queue. A failure loses nothing: it stays queued, and
+    ``attempts_recover`` publishes it again when its lease is past."""
     from apps.sandbox.tasks import grade_code_attempt
 
     try:
         grade_code_attempt.delay(attempt_id)
-    except Exception:
-        logger.exception("could not run a code attempt", extra={"attempt_id": attempt_id})
-        attempt_not_graded(attempt_id=attempt_id, reason="could not queue the run")
+    except Exception as exc:  # noqa: BLE001 - any broker failure: the attempt stays queued, see above
+        logger.warning("could not publish a code attempt; it will be published again: %s", exc,
+                       extra={"attempt_id": attempt_id})  # fmt: skip
+        return False
+    return True
 
 
 def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt | None:
@@ -128,25 +157,65 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
     job = code_job(code, str(attempt.raw.get("code", "")))
     limits = limits_for(code, slot=slot)
     now = timezone.now()
-    details = {"limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb}}
-    if not queued.update(status=AttemptStatus.RUNNING, started_at=now, details=details):
+    details = {**attempt.details, "limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb}}
+    claim = attempt.claims + 1
+    claimed = queued.filter(claims=attempt.claims).update(
+        status=AttemptStatus.RUNNING, started_at=now, details=details, claims=claim, lease_expires_at=_lease_end()
+    )
+    if not claimed:
         logger.info("code attempt claimed by another worker meanwhile", extra={"attempt_id": attempt_id})
         return None
-    attempt.status, attempt.started_at, attempt.details = AttemptStatus.RUNNING, now, details
+    attempt.status, attempt.started_at, attempt.details, attempt.claims = AttemptStatus.RUNNING, now, details, claim
     fault = ""
-    for attempt_no in range(settings.SANDBOX_RETRIES + 1):
-        try:
-            result = runner.run(job, limits)
-            break
-        except SandboxUnavailable as exc:
-            fault = str(exc)
-            logger.warning("sandbox fault", extra={"attempt_id": attempt_id, "try": attempt_no + 1, "error": fault})
-            if attempt_no < settings.SANDBOX_RETRIES:
-                time.sleep(min(4.0, 0.5 * 2**attempt_no))
-    else:
-        return attempt_not_graded(attempt_id=attempt_id, reason=fault)
+    with _Lease(attempt_id, claim):
+        for attempt_no in range(settings.SANDBOX_RETRIES + 1):
+            try:
+                result = runner.run(job, limits)
+                break
+            except SandboxUnavailable as exc:
+                fault = str(exc)
+                logger.warning("sandbox fault", extra={"attempt_id": attempt_id, "try": attempt_no + 1, "error": fault})
+                if attempt_no < settings.SANDBOX_RETRIES:
+                    time.sleep(min(4.0, 0.5 * 2**attempt_no))
+        else:
+            return attempt_not_graded(attempt_id=attempt_id, reason=fault, claim=claim)
     verdict = judge(result, code_cases(code), code.entry)
     return attempt_finish(attempt=attempt, verdict=verdict, duration_s=result.duration_s)
+
+
+def _lease_end() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.SANDBOX_LEASE_S)
+
+
+class _Lease:
+    """Renews a running attempt's lease from a thread while the run goes on (a third of the
+    lease at a time), so that only a dead worker's attempts ever see their lease run out."""
+
+    def __init__(self, attempt_id: int, claim: int) -> None:
+        self.attempt_id, self.claim = attempt_id, claim
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._renew, name=f"lease-{attempt_id}", daemon=True)
+
+    def __enter__(self) -> _Lease:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join(timeout=5)
+
+    def _renew(self) -> None:
+        try:
+            while not self.done.wait(settings.SANDBOX_LEASE_S / 3):
+                try:
+                    mine = Attempt.objects.filter(pk=self.attempt_id, status=AttemptStatus.RUNNING, claims=self.claim)
+                    if not mine.update(lease_expires_at=_lease_end()):
+                        return  # finished, or recovered after we lost the lease: nothing to renew
+                except DatabaseError as exc:  # the database is restarting: try again next time
+                    logger.warning("could not renew a lease: %s", exc, extra={"attempt_id": self.attempt_id})
+                    connections.close_all()
+        finally:
+            connections.close_all()
 
 
 @transaction.atomic
@@ -165,7 +234,8 @@ def attempt_finish(*, attempt: Attempt, verdict: RunVerdict, duration_s: float) 
         "details": details,
         "finished_at": now,
     }
-    updated = Attempt.objects.filter(pk=attempt.pk, status=AttemptStatus.RUNNING).update(**fields)
+    mine = Attempt.objects.filter(pk=attempt.pk, status=AttemptStatus.RUNNING, claims=attempt.claims)
+    updated = mine.update(**fields, lease_expires_at=None)
     if not updated:
         return None
     for key, value in fields.items():
@@ -181,15 +251,22 @@ def attempt_finish(*, attempt: Attempt, verdict: RunVerdict, duration_s: float) 
     return attempt
 
 
-def attempt_not_graded(*, attempt_id: int, reason: str) -> Attempt | None:
-    """A platform fault: the attempt is closed as not graded and does not count."""
-    updated = Attempt.objects.filter(pk=attempt_id, status__in=[AttemptStatus.QUEUED, AttemptStatus.RUNNING]).update(
+def attempt_not_graded(
+    *, attempt_id: int, reason: str, claim: int | None = None, feedback: str = NOT_GRADED_MESSAGE
+) -> Attempt | None:
+    """A platform fault: the attempt is closed as not graded and does not count. With ``claim``,
+    only if that claim is still the current one."""
+    pending = Attempt.objects.filter(pk=attempt_id, status__in=[AttemptStatus.QUEUED, AttemptStatus.RUNNING])
+    if claim is not None:
+        pending = pending.filter(claims=claim)
+    updated = pending.update(
         status=AttemptStatus.NOT_GRADED,
         verdict="",
         outcome=CodeOutcome.NOT_GRADED,
-        feedback=NOT_GRADED_MESSAGE,
+        feedback=feedback,
         details={"outcome": CodeOutcome.NOT_GRADED, "reason": clean(reason, 500)},
         finished_at=timezone.now(),
+        lease_expires_at=None,
     )
     if not updated:
         return None
@@ -197,13 +274,58 @@ def attempt_not_graded(*, attempt_id: int, reason: str) -> Attempt | None:
     return Attempt.objects.get(pk=attempt_id)
 
 
-def attempts_fail_stuck(*, older_than_s: float | None = None, reason: str = "no worker finished it in time") -> int:
-    """Close attempts queued or running far longer than any run may take (a lost worker)."""
-    age = timedelta(seconds=older_than_s if older_than_s is not None else settings.SANDBOX_STUCK_AFTER_S)
-    cutoff = timezone.now() - age
+def attempts_recover(*, limit: int = 500) -> dict[str, int]:
+    """Queue again what dead workers were running, publish again what may have been lost.
+
+    Run by every ready sandbox worker's heartbeat, at its start, and by beat. Each step is a
+    compare-and-set on (status, claims, lease), so any number of these may run at once.
+    """
+    now = timezone.now()
+    expired = Attempt.objects.filter(
+        status__in=[AttemptStatus.QUEUED, AttemptStatus.RUNNING], lease_expires_at__lt=now
+    ).order_by("lease_expires_at")
+    done = {"requeued": 0, "republished": 0, "failed": 0}
+    for pk, status, claims, lease in expired.values_list("pk", "status", "claims", "lease_expires_at")[:limit]:
+        same = Attempt.objects.filter(pk=pk, status=status, claims=claims, lease_expires_at=lease)
+        republish_at = now + timedelta(seconds=settings.SANDBOX_REPUBLISH_AFTER_S)
+        if status == AttemptStatus.RUNNING and claims >= settings.SANDBOX_MAX_CLAIMS:
+            times = "once" if claims == 1 else f"{claims} times"
+            reason = f"the sandbox worker running it stopped before it finished ({times})"
+            if attempt_not_graded(attempt_id=pk, reason=reason, claim=claims, feedback=WORKER_LOST_MESSAGE):
+                done["failed"] += 1
+            continue
+        if status == AttemptStatus.RUNNING:
+            if not same.update(status=AttemptStatus.QUEUED, lease_expires_at=republish_at):
+                continue
+            logger.warning("code attempt queued again: its worker stopped renewing its lease",
+                           extra={"attempt_id": pk, "claims": claims})  # fmt: skip
+            done["requeued"] += 1
+        elif same.update(lease_expires_at=republish_at):
+            done["republished"] += 1
+        else:
+            continue
+        _publish(pk)
+    if any(done.values()):
+        logger.info("pending code attempts recovered", extra=done)
+    return done
+
+
+def attempts_fail_stuck(*, older_than_s: float | None = None, reason: str = "") -> int:
+    """Close attempts pending far longer than any run may take (no worker took them, or a run
+    outlived every limit), saying which unless ``reason`` says what happened."""
+    seconds = older_than_s if older_than_s is not None else settings.SANDBOX_STUCK_AFTER_S
+    cutoff = timezone.now() - timedelta(seconds=seconds)
     stuck = Attempt.objects.filter(status__in=[AttemptStatus.QUEUED, AttemptStatus.RUNNING], created_at__lt=cutoff)
+    minutes = max(1, round(seconds / 60))
     count = 0
-    for attempt_id in stuck.values_list("pk", flat=True):
-        if attempt_not_graded(attempt_id=attempt_id, reason=reason):
+    for attempt_id, status in stuck.values_list("pk", "status"):
+        if reason:
+            why, feedback = reason, NOT_GRADED_MESSAGE
+        elif status == AttemptStatus.QUEUED:
+            why = f"no sandbox worker took it within {minutes} minutes"
+            feedback = NOT_TAKEN_MESSAGE.format(minutes=minutes)
+        else:
+            why, feedback = f"still running after {minutes} minutes", NOT_GRADED_MESSAGE
+        if attempt_not_graded(attempt_id=attempt_id, reason=why, feedback=feedback):
             count += 1
     return count

@@ -1,8 +1,10 @@
 """Worker lifecycle hooks: a worker that consumes the sandbox queue checks itself before working.
 
 The checks run at ``worker_init``, in the main process before the pool forks, so every pool
-process inherits the result; at ``worker_ready`` a worker that failed stops consuming the queue,
-and one that passed starts advertising readiness.
+process inherits the result. At ``worker_ready`` the heartbeat starts (``health.py``): it
+advertises readiness while the worker is sound, stops and resumes consuming the queue as the
+sandbox image goes and comes back, and recovers attempts that dead workers left. A worker that
+failed its self-test does not consume the queue. A graceful stop withdraws readiness at once.
 """
 
 from __future__ import annotations
@@ -33,10 +35,20 @@ def sandbox_worker_init(sender: Any, **kwargs: Any) -> None:
 def sandbox_worker_ready(sender: Any, **kwargs: Any) -> None:
     if not _consumes_sandbox(sender.app):
         return
-    if health.ready():
-        health.start_heartbeat()
-    else:
+    from apps.sandbox import services
+
+    app, hostname = sender.app, sender.hostname
+
+    def consume(on: bool) -> None:
+        # Through the broker's control channel: safe from the heartbeat thread.
+        if on:
+            app.control.add_consumer(SANDBOX_QUEUE, destination=[hostname])
+        else:
+            app.control.cancel_consumer(SANDBOX_QUEUE, destination=[hostname])
+
+    if not health.passed():
         sender.cancel_task_queue(SANDBOX_QUEUE)
+    health.start_heartbeat(consume=consume, recover=services.attempts_recover)
 
 
 @worker_shutting_down.connect

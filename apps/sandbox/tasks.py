@@ -25,8 +25,10 @@ def grade_code_attempt(attempt_id: int) -> str:
     from django.conf import settings
 
     if not settings.CELERY_TASK_ALWAYS_EAGER and not health.ready():
-        services.attempt_not_graded(attempt_id=attempt_id, reason="the worker failed its sandbox self-test")
-        return "refused"
+        # This worker cannot run code now (its image vanished, say): leave the attempt queued for
+        # a worker that can; it is published again when its lease is past (services.attempts_recover).
+        logger.warning("sandbox not ready here; attempt left queued", extra={"attempt_id": attempt_id})
+        return "left queued"
     try:
         attempt = services.attempt_grade(attempt_id=attempt_id, runner=selectors.runner(), slot=_slot())
     except SoftTimeLimitExceeded:
@@ -38,6 +40,11 @@ def grade_code_attempt(attempt_id: int) -> str:
 @shared_task(ignore_result=True)
 def fail_stuck_attempts() -> int:
     return services.attempts_fail_stuck()
+
+
+@shared_task(ignore_result=True)
+def recover_attempts() -> dict[str, int]:
+    return services.attempts_recover()
 
 
 @shared_task(ignore_result=True)

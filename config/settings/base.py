@@ -99,9 +99,18 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_CLIENT_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 1.0}
 CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that is down must cost a request milliseconds, not a hung worker: every use
+            # of the cache on a request path degrades when it cannot reach Redis (issue 16).
+            "OPTIONS": REDIS_CLIENT_OPTIONS,
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -126,6 +135,7 @@ CELERY_TASK_ROUTES = {
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a worker killed mid-run: the message is redelivered
 CELERY_BEAT_SCHEDULE = {
     "sandbox-fail-stuck-attempts": {"task": "apps.sandbox.tasks.fail_stuck_attempts", "schedule": 60.0},
+    "sandbox-recover-attempts": {"task": "apps.sandbox.tasks.recover_attempts", "schedule": 10.0},
     "sandbox-reap-containers": {"task": "apps.sandbox.tasks.reap_containers", "schedule": 300.0},
 }
 
@@ -141,6 +151,20 @@ SANDBOX_MAX_MEMORY_MB = 4096
 SANDBOX_RETRIES = env.int("SANDBOX_RETRIES", default=2)
 # An attempt RUNNING (or QUEUED) longer than this is failed as "not graded" by the beat task.
 SANDBOX_STUCK_AFTER_S = env.float("SANDBOX_STUCK_AFTER_S", default=600.0)
+# Nothing accepted is lost (apps/sandbox/services.py: attempts_recover). A running attempt holds a
+# lease that its worker renews; when the worker dies the lease runs out and the attempt is queued
+# again, at most SANDBOX_MAX_CLAIMS times. A queued attempt nobody claimed within
+# SANDBOX_REPUBLISH_AFTER_S is published again (its message may have died with the broker).
+SANDBOX_LEASE_S = env.float("SANDBOX_LEASE_S", default=30.0)
+SANDBOX_REPUBLISH_AFTER_S = env.float("SANDBOX_REPUBLISH_AFTER_S", default=30.0)
+SANDBOX_MAX_CLAIMS = env.int("SANDBOX_MAX_CLAIMS", default=3)
+# A ready sandbox worker says so every SANDBOX_HEARTBEAT_S, in a key that lives SANDBOX_READY_TTL_S
+# (so a crashed worker stops being counted within that) and in SANDBOX_READY_FILE (its container's
+# healthcheck; default: a file per worker name in the temporary directory).
+SANDBOX_HEARTBEAT_S = env.float("SANDBOX_HEARTBEAT_S", default=5.0)
+SANDBOX_READY_TTL_S = env.int("SANDBOX_READY_TTL_S", default=15)
+SANDBOX_READY_FILE = env.str("SANDBOX_READY_FILE", default="")
+SANDBOX_READY_NAMESPACE = "sandbox"
 # The embedded default (no broker) runs code on this many threads of the web process, at most one
 # per CPU (apps/sandbox/inprocess.py); a Celery worker's concurrency is set on its command line.
 SANDBOX_IN_PROCESS_WORKERS = env.int("SANDBOX_IN_PROCESS_WORKERS", default=2)

@@ -10,6 +10,7 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": "test",
+        "OPTIONS": REDIS_CLIENT_OPTIONS,
     }
 }
 # The broker on its own Redis database: clearing the cache between tests must not drop messages.

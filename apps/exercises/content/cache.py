@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -16,12 +18,14 @@ from typing import Any, Protocol
 
 from django.core.cache import cache as django_cache
 from django.db import transaction
+from redis.exceptions import RedisError
 
 from apps.core.redis import full_key, shared_client
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
 from apps.exercises.content.schema import ExerciseSpec
 
+logger = logging.getLogger(__name__)
 MAX_ENTRIES = 4096
 
 
@@ -88,12 +92,22 @@ def rendered(version: VersionLike) -> Rendered:
 # makes every process's cached lookups stale at once.
 
 GENERATION_KEY = "exercises:content-generation"
+_warned = [-1e9]
 
 
 def generation() -> str:
+    """The current token. Without Redis nobody can tell this process that content changed, so
+    every call then answers a new token: lookups go to the database until Redis is back."""
     client = shared_client()
     if client is not None:  # plain string value, read with one cheap GET
-        value = client.get(full_key(GENERATION_KEY))
+        try:
+            value = client.get(full_key(GENERATION_KEY))
+        except RedisError as exc:
+            now = time.monotonic()
+            if now - _warned[0] > 30:  # once per half minute, not once per request
+                _warned[0] = now
+                logger.warning("content generation unreadable, reading exercises from the database: %s", exc)
+            return f"no-redis-{uuid.uuid4().hex}"
         return value.hex() if value else "0"  # an opaque token: only equality matters
     return str(django_cache.get(GENERATION_KEY) or "0")
 
@@ -102,6 +116,8 @@ def _set_generation() -> None:
     token = uuid.uuid4().hex
     client = shared_client()
     if client is not None:
+        # A content write must reach every process: without Redis it fails, rather than leave
+        # other processes serving the old version for as long as their lookups live.
         client.set(full_key(GENERATION_KEY), token)
     else:
         django_cache.set(GENERATION_KEY, token, None)

@@ -8,14 +8,13 @@ from typing import Any
 
 import docker
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache as content_cache
 from apps.exercises.models import Attempt, Exercise
-from apps.sandbox import selectors, services
+from apps.sandbox import services
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader
 from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, spawn_worker, start_worker, worker_env
@@ -125,22 +124,17 @@ def test_bad_code_is_explained_and_costs_nothing(sandbox: Sandbox) -> None:
     assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
 
 
-def test_without_a_ready_worker_code_is_refused_plainly(sandbox: Sandbox) -> None:
+def test_without_a_ready_worker_code_is_refused_plainly(sandbox: Sandbox, no_sandbox: None) -> None:
     client = _api(sandbox)
-    cache.delete(selectors.READY_KEY)
-    try:
-        assert (
-            client.get("/api/v1/workbooks/transformer-math/exercises/0.5/").json()["widget"]["sandbox_available"]
-            is False
-        )
-        response = sandbox._committed(
-            lambda: _post(client, "0.5", {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"})
-        )
-        assert response.status_code == 503
-        assert response.json()["error"]["code"] == "sandbox_unavailable"
-        assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
-    finally:
-        cache.set(selectors.READY_KEY, True, timeout=45)
+    assert (
+        client.get("/api/v1/workbooks/transformer-math/exercises/0.5/").json()["widget"]["sandbox_available"] is False
+    )
+    response = sandbox._committed(
+        lambda: _post(client, "0.5", {"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"})
+    )
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "sandbox_unavailable"
+    assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
 
 
 def test_a_platform_fault_is_not_graded_and_not_counted(sandbox: Sandbox) -> None:

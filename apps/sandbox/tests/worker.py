@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -62,14 +63,19 @@ def spawn_worker(env: dict[str, str], log: Path, name: str) -> WorkerProcess:
     return WorkerProcess(proc, log, env)
 
 
+def hostname(name: str) -> str:
+    """The Celery hostname a worker started as ``-n name@%h`` goes by."""
+    return f"{name}@{socket.gethostname()}"
+
+
 def start_worker(env: dict[str, str], log: Path, name: str, timeout: float = 120.0) -> WorkerProcess:
     """A worker, once it has passed its self-test and said so."""
-    cache.delete(selectors.READY_KEY)
+    cache.delete(selectors.ready_key(hostname(name)))
     worker = spawn_worker(env, log, name)
     proc = worker.proc
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if cache.get(selectors.READY_KEY):
+        if hostname(name) in selectors.ready_workers():
             return worker
         if not worker.alive():
             break
