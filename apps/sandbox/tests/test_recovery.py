@@ -31,6 +31,7 @@ def _pending(sandbox: Sandbox, source: str, **fields: Any) -> int:
         exercise = Exercise.objects.select_related("current_version").get(
             workbook__slug="transformer-math", number=NUMBER
         )
+        assert exercise.current_version is not None
         return Attempt.objects.create(
             user=sandbox.user, exercise=exercise, version=exercise.current_version, part=AttemptPart.CODE,
             raw={"code": source}, parsed={}, verdict="", **fields,
