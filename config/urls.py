@@ -18,7 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
 web: list[URLPattern | URLResolver] = [
     path("", exercise_views.home, name="home"),
     path("signup/", account_views.signup, name="signup"),
-    path("login/", auth_views.LoginView.as_view(template_name="accounts/login.html"), name="login"),
+    path("login/", account_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("password/reset/", account_views.PasswordResetRequestView.as_view(), name="password-reset"),
     path("password/reset/sent/", account_views.password_reset_done, name="password-reset-done"),
@@ -28,10 +28,10 @@ web: list[URLPattern | URLResolver] = [
     path("leaderboard/", progress_views.leaderboard, name="leaderboard"),
     path("cohorts/", progress_views.cohorts, name="cohorts"),
     path("profile/", progress_views.profile, name="profile"),
-    path("w/<slug:slug>/reset/", progress_views.workbook_reset, name="workbook-reset"),
-    path("w/<slug:slug>/skills/", progress_views.skills, name="skills"),
-    path("w/<slug:slug>/", exercise_views.workbook, name="workbook"),
-    path("w/<slug:slug>/<str:number>/", exercise_views.exercise, name="exercise"),
+    path("w/<slug64:slug>/reset/", progress_views.workbook_reset, name="workbook-reset"),
+    path("w/<slug64:slug>/skills/", progress_views.skills, name="skills"),
+    path("w/<slug64:slug>/", exercise_views.workbook, name="workbook"),
+    path("w/<slug64:slug>/<exercise_number:number>/", exercise_views.exercise, name="exercise"),
 ]
 
 urlpatterns = [
@@ -41,3 +41,9 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("", include((web, "web"))),
 ]
+
+# Under /api/ every error is the JSON error shape, including those raised before a DRF view runs.
+handler400 = "apps.core.exceptions.bad_request"
+handler403 = "apps.core.exceptions.permission_denied"
+handler404 = "apps.core.exceptions.page_not_found"
+handler500 = "apps.core.exceptions.server_error"

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts import services
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
 from apps.core.serializers import represent
@@ -56,14 +57,25 @@ class TokenApi(APIView):
     @extend_schema(
         operation_id="auth_token_create",
         request=TokenIn,
-        responses={200: TokenOut, 400: OpenApiResponse(ErrorOut, description="Wrong username or password.")},
+        responses={
+            200: TokenOut,
+            400: OpenApiResponse(ErrorOut, description="Wrong username or password."),
+            429: OpenApiResponse(
+                ErrorOut, description="Too many sign-ins from this address or failures for this username."
+            ),
+            503: OpenApiResponse(ErrorOut, description="The rate limiter is unreachable (`rate_limit_unavailable`)."),
+        },
         auth=[],
     )
     def post(self, request: Request) -> Response:
         body = TokenIn(data=request.data)
         body.is_valid(raise_exception=True)
+        username = body.validated_data["username"]
+        # The address is limited by the "auth" throttle above; the username here.
+        services.login_admit(username=username)
         user = authenticate(request._request, **body.validated_data)
         if not isinstance(user, User) or not user.is_active:
+            services.login_failed(username=username)
             raise ApplicationError("Wrong username or password.", code="invalid_credentials")
         token, _ = Token.objects.get_or_create(user=user)
         return Response(represent(TokenOut, {"token": token.key, "user": user_dict(user)}))

@@ -2,9 +2,14 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
+from django.core.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.throttling import BaseThrottle
 
+from apps.accounts import services
 from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
 
 EMAIL_HELP = "Optional. It is only used to send you a password reset link if you forget your password."
 EMAIL_HELP_NO_MAIL = (
@@ -42,3 +47,29 @@ class PasswordResetRequestForm(PasswordResetForm):
         help_text="The address on your account. If there is one, a reset link goes to it.",
         widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Django's login form behind the same limits as the API's token endpoint: per client address
+    and per username (apps.accounts.services.login_admit), checked before the password is.
+
+    ``refusal`` holds the 429/503 error when the limits refused the attempt, for the view's status.
+    """
+
+    refusal: ApplicationError | None = None
+
+    def clean(self) -> dict[str, Any]:
+        username = self.cleaned_data.get("username") or ""
+        # The same client identity as the API's throttles (DRF's, NUM_PROXIES aware).
+        client = BaseThrottle().get_ident(Request(self.request)) if self.request is not None else None
+        try:
+            services.login_admit(username=username, client=client)
+        except ApplicationError as exc:
+            self.refusal = exc
+            raise ValidationError(exc.message, code=exc.code) from None
+        try:
+            return super().clean()
+        except ValidationError as exc:
+            if exc.code == "invalid_login":
+                services.login_failed(username=username)
+            raise

@@ -1,5 +1,5 @@
-"""Writes on users: creation, roles, email; the password reset request limits. Roles map onto
-Django groups for admin permissions."""
+"""Writes on users: creation, roles, email; the sign-in and password reset request limits. Roles
+map onto Django groups for admin permissions."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rest_framework import status
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
-from apps.core.throttling import count_in_window
+from apps.core.throttling import count_in_window, peek_window
 
 AUTHORS_GROUP = "Authors"
 INSTRUCTORS_GROUP = "Instructors"
@@ -107,3 +107,48 @@ def password_reset_admit(*, client: str, email: str, now: float | None = None) -
     address = hashlib.sha256(email.strip().lower().encode()).hexdigest()
     over, _ = _over("password_reset_email", address, now)
     return not over
+
+
+# ---- sign-in limits (API token and web login form) -----------------------------------------------
+
+
+def _username_key(username: str) -> str:
+    """One key per username however it is typed (Unicode form, case); hashed, as addresses are."""
+    normal = User.normalize_username(username).strip().casefold()
+    return hashlib.sha256(normal.encode()).hexdigest()
+
+
+def _throttled(message: str, wait: float) -> ApplicationError:
+    minutes = max(1, math.ceil(wait / 60))
+    return ApplicationError(
+        f"{message} Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+        code="throttled",
+        status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+        details={"retry_after": math.ceil(wait)},
+    )
+
+
+def login_admit(*, username: str, client: str | None = None, now: float | None = None) -> None:
+    """Check a sign-in before its password is: raise a 429 when it may not be tried now.
+
+    Two limits. Per client address (THROTTLE_AUTH, every request counts): ``client`` is given by
+    the web form; the API counts it with its DRF throttle (the same scope and key). Per username
+    (THROTTLE_LOGIN_USERNAME, failures only, from any address): once a username has failed that
+    often in the window, every sign-in for it is refused until the window ends, the right
+    password too, so a guesser learns nothing more. The username need not exist. Without Redis
+    both fail closed (RateLimitUnavailable, a 503).
+    """
+    now = time.time() if now is None else now
+    if client is not None:
+        over, wait = _over("auth", client, now)
+        if over:
+            raise _throttled("Too many sign-in attempts from your network.", wait)
+    limit, period = _rate("login_username")
+    window = int(now // period)
+    if peek_window(f"throttle_login_username_{_username_key(username)}:{window}") >= limit:
+        raise _throttled("Too many failed sign-ins for this username.", (window + 1) * period - now)
+
+
+def login_failed(*, username: str, now: float | None = None) -> None:
+    """Count a failed sign-in (wrong password or no such user) against the username."""
+    _over("login_username", _username_key(username), time.time() if now is None else now)

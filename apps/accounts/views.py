@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from apps.accounts import services
-from apps.accounts.forms import PasswordResetRequestForm, SignupForm
+from apps.accounts.forms import PasswordResetRequestForm, SignupForm, ThrottledAuthenticationForm
 from apps.core.exceptions import ApplicationError
 
 
@@ -34,6 +34,22 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/signup.html", {"form": form})
 
 
+class LoginView(auth_views.LoginView):
+    """Django's login view; a sign-in refused by the limits answers 429 (or 503 without Redis)
+    with a Retry-After, and the form says why."""
+
+    template_name = "accounts/login.html"
+    authentication_form = ThrottledAuthenticationForm
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        refusal = getattr(form, "refusal", None)
+        if isinstance(refusal, ApplicationError):
+            response.status_code = refusal.status_code
+            response["Retry-After"] = str(refusal.details["retry_after"])
+        return response
+
+
 class PasswordResetRequestView(auth_views.PasswordResetView):
     """Step 1: ask for the link. Every valid request ends on the same "check your inbox" page,
     whether or not an account has that address; only a client over its limit sees an error."""
@@ -50,7 +66,7 @@ class PasswordResetRequestView(auth_views.PasswordResetView):
         return super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form: Any) -> HttpResponse:
-        # The same client identity as the API's throttles (DRF's, X-Forwarded-For aware).
+        # The same client identity as the API's throttles (DRF's, NUM_PROXIES aware).
         client = BaseThrottle().get_ident(Request(self.request))
         try:
             send = services.password_reset_admit(client=client, email=form.cleaned_data["email"])

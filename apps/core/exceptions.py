@@ -7,14 +7,21 @@ Every error response has the same JSON shape::
 Domain code raises ``ApplicationError`` (or a subclass) with a stable code; DRF's own exceptions
 (validation, authentication, throttling, 404) are mapped onto the same shape. Anything else stays
 a 500 and is logged by Django.
+
+Errors raised before or around a DRF view (an unmatched URL, a bad Host header, a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE, a crash) reach Django's handler400/403/404/500 instead, which
+config/urls.py points at the handlers below: under ``/api/`` they answer the same JSON shape,
+elsewhere Django's HTML pages.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -60,7 +67,11 @@ _DRF_CODES = {
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        answer = Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        retry_after = exc.details.get("retry_after")
+        if retry_after is not None:  # a 429 or a 503 says when to come back, as DRF's own 429 does
+            answer["Retry-After"] = str(retry_after)
+        return answer
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
@@ -82,3 +93,55 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             details["retry_after_seconds"] = int(wait)
     response.data = error_body(code, message, details)
     return response
+
+
+# ---- Django-level errors (handler400/403/404/500 in config/urls.py) ------------------------------
+
+API_PREFIX = "/api/"
+
+
+def is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith(API_PREFIX)
+
+
+def json_error(status_code: int, code: str, message: str, details: dict[str, Any] | None = None) -> JsonResponse:
+    return JsonResponse(error_body(code, message, details), status=status_code)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A SuspiciousOperation (bad Host header, body too large, too many fields) or a BadRequest."""
+    if not is_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return json_error(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            "too_large",
+            f"The request body is larger than the {limit:,} bytes this server accepts.",
+            {"max_bytes": limit},
+        )
+    if isinstance(exception, (TooManyFieldsSent, TooManyFilesSent)):
+        return json_error(status.HTTP_400_BAD_REQUEST, "too_many_fields", "The request has too many fields.")
+    # The exception's text can echo attacker-chosen input (a Host header): say nothing specific.
+    return json_error(status.HTTP_400_BAD_REQUEST, "bad_request", "The request could not be understood.")
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if not is_api(request):
+        return defaults.permission_denied(request, exception)
+    return json_error(status.HTTP_403_FORBIDDEN, "permission_denied", "You do not have permission to do this.")
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if not is_api(request):
+        return defaults.page_not_found(request, exception)
+    return json_error(status.HTTP_404_NOT_FOUND, "not_found", "Not found.")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django has logged the traceback already; the client gets none of it."""
+    if not is_api(request):
+        return defaults.server_error(request)
+    return json_error(
+        status.HTTP_500_INTERNAL_SERVER_ERROR, "server_error", "Something went wrong on our side. It has been logged."
+    )

@@ -2,13 +2,13 @@ from django.urls import path
 
 from apps.exercises import apis
 
-EXERCISE = "workbooks/<slug:slug>/exercises/<str:number>/"
+EXERCISE = "workbooks/<slug64:slug>/exercises/<exercise_number:number>/"
 
 urlpatterns = [
     path("workbooks/", apis.WorkbookListApi.as_view(), name="workbook-list"),
-    path("workbooks/<slug:slug>/", apis.WorkbookDetailApi.as_view(), name="workbook-detail"),
-    path("workbooks/<slug:slug>/chapters/<int:number>/", apis.ChapterDetailApi.as_view(), name="chapter-detail"),
-    path("workbooks/<slug:slug>/exercises/", apis.ExerciseListApi.as_view(), name="exercise-list"),
+    path("workbooks/<slug64:slug>/", apis.WorkbookDetailApi.as_view(), name="workbook-detail"),
+    path("workbooks/<slug64:slug>/chapters/<int:number>/", apis.ChapterDetailApi.as_view(), name="chapter-detail"),
+    path("workbooks/<slug64:slug>/exercises/", apis.ExerciseListApi.as_view(), name="exercise-list"),
     path(EXERCISE, apis.ExerciseDetailApi.as_view(), name="exercise-detail"),
     path(EXERCISE + "attempts/", apis.ExerciseAttemptsApi.as_view(), name="exercise-attempts"),
     path(EXERCISE + "preview/", apis.ExercisePreviewApi.as_view(), name="exercise-preview"),

@@ -4,10 +4,10 @@ from apps.progress import apis
 
 urlpatterns = [
     path("progress/", apis.ProgressApi.as_view(), name="progress"),
-    path("progress/<slug:slug>/", apis.WorkbookProgressApi.as_view(), name="progress-workbook"),
-    path("progress/<slug:slug>/reset/", apis.WorkbookResetApi.as_view(), name="progress-workbook-reset"),
-    path("workbooks/<slug:slug>/skills/", apis.SkillBoardApi.as_view(), name="skills"),
-    path("workbooks/<slug:slug>/skills/<str:key>/", apis.SkillMarkApi.as_view(), name="skill-mark"),
+    path("progress/<slug64:slug>/", apis.WorkbookProgressApi.as_view(), name="progress-workbook"),
+    path("progress/<slug64:slug>/reset/", apis.WorkbookResetApi.as_view(), name="progress-workbook-reset"),
+    path("workbooks/<slug64:slug>/skills/", apis.SkillBoardApi.as_view(), name="skills"),
+    path("workbooks/<slug64:slug>/skills/<slug64:key>/", apis.SkillMarkApi.as_view(), name="skill-mark"),
     path("streak/", apis.StreakApi.as_view(), name="streak"),
     path("leaderboard/", apis.LeaderboardApi.as_view(), name="leaderboard"),
     path("profile/", apis.ProfileApi.as_view(), name="profile"),

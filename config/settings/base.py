@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.middleware.RejectNullCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -220,6 +221,17 @@ REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.Pagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.exceptions.api_exception_handler",
+    # JSON nested past a fixed depth is refused before parsing (apps/core/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.core.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # Proxies in front of the web process that append to X-Forwarded-For. 0 (the default): the
+    # client is REMOTE_ADDR and X-Forwarded-For is ignored, so a client cannot pick its own
+    # throttle key. Behind one reverse proxy set DJANGO_NUM_PROXIES=1. DRF's own default (None)
+    # trusts the whole header. https://www.django-rest-framework.org/api-guide/throttling/#how-clients-are-identified
+    "NUM_PROXIES": env.int("DJANGO_NUM_PROXIES", default=0),
     "DEFAULT_THROTTLE_RATES": {
         "attempts": env.str("THROTTLE_ATTEMPTS", default="30/min"),
         "auth": env.str("THROTTLE_AUTH", default="20/min"),
@@ -230,6 +242,9 @@ REST_FRAMEWORK: dict[str, Any] = {
         # silently (the same "check your inbox" page), so the limit reveals no account.
         "password_reset": env.str("THROTTLE_PASSWORD_RESET", default="10/hour"),
         "password_reset_email": env.str("THROTTLE_PASSWORD_RESET_EMAIL", default="3/hour"),
+        # Failed sign-ins per username (API token and web login form), whichever address they
+        # come from; past it, sign-ins for that username are refused until the window ends.
+        "login_username": env.str("THROTTLE_LOGIN_USERNAME", default="10/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

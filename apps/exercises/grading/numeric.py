@@ -136,11 +136,15 @@ def _read_rest(rest: str, reading: Reading, expected: Dim) -> None:
                 rest = after
     if not rest:
         return
+    # "**" is a power as "^" is, never two multiplications ("2**30 B" is not 2 × 30 B): the unit
+    # reader sees "^", and its message shows what the learner typed.
+    power = "**" if "**" in rest else "^"
     try:
-        unit_reading = parse_unit(rest)
+        unit_reading = parse_unit(rest.replace("**", "^"))
     except UnitError as exc:
+        said = str(exc) if power == "^" else str(exc).replace("^", "**")
         raise InvalidAnswer(
-            "unparseable", f"We read the number {_fmt(reading.number)} but not the unit: {exc}."
+            "unparseable", f"We read the number {_fmt(reading.number)} but not the unit: {said}."
         ) from None
     unit = unit_reading.unit
     reading.notes.extend(unit_reading.notes)
