@@ -16,8 +16,10 @@ elsewhere Django's HTML pages.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from django import db
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -25,6 +27,9 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
+DB_RETRY_AFTER_S = 5
 
 
 class ApplicationError(Exception):
@@ -71,6 +76,16 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         retry_after = exc.details.get("retry_after")
         if retry_after is not None:  # a 429 or a 503 says when to come back, as DRF's own 429 does
             answer["Retry-After"] = str(retry_after)
+        return answer
+    if isinstance(exc, (db.OperationalError, db.InterfaceError)):
+        # PostgreSQL restarting or out of reach: say so, and when to come back, not a bare 500.
+        logger.warning("database unavailable: %s", exc)
+        answer = Response(
+            error_body("database_unavailable", "The database is unavailable for a moment; please try again in a "
+                       "few seconds.", {"retry_after": DB_RETRY_AFTER_S}),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )  # fmt: skip
+        answer["Retry-After"] = str(DB_RETRY_AFTER_S)
         return answer
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
