@@ -85,6 +85,16 @@ def _over(scope: str, ident: str, now: float) -> tuple[bool, float]:
     return count > limit, (window + 1) * period - now
 
 
+def _throttled(message: str, wait: float) -> ApplicationError:
+    minutes = max(1, math.ceil(wait / 60))
+    return ApplicationError(
+        f"{message} Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+        code="throttled",
+        status_code=status.HTTP_429_TOO_MANY_REQUESTS,
+        details={"retry_after": math.ceil(wait)},
+    )
+
+
 def password_reset_admit(*, client: str, email: str, now: float | None = None) -> bool:
     """Count a reset request and say whether to send its email.
 
@@ -97,13 +107,7 @@ def password_reset_admit(*, client: str, email: str, now: float | None = None) -
     now = time.time() if now is None else now
     over, wait = _over("password_reset", client, now)
     if over:
-        minutes = max(1, math.ceil(wait / 60))
-        raise ApplicationError(
-            f"Too many password reset requests from your network. Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
-            code="throttled",
-            status_code=status.HTTP_429_TOO_MANY_REQUESTS,
-            details={"retry_after": math.ceil(wait)},
-        )
+        raise _throttled("Too many password reset requests from your network.", wait)
     address = hashlib.sha256(email.strip().lower().encode()).hexdigest()
     over, _ = _over("password_reset_email", address, now)
     return not over
@@ -116,16 +120,6 @@ def _username_key(username: str) -> str:
     """One key per username however it is typed (Unicode form, case); hashed, as addresses are."""
     normal = User.normalize_username(username).strip().casefold()
     return hashlib.sha256(normal.encode()).hexdigest()
-
-
-def _throttled(message: str, wait: float) -> ApplicationError:
-    minutes = max(1, math.ceil(wait / 60))
-    return ApplicationError(
-        f"{message} Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
-        code="throttled",
-        status_code=status.HTTP_429_TOO_MANY_REQUESTS,
-        details={"retry_after": math.ceil(wait)},
-    )
 
 
 def login_admit(*, username: str, client: str | None = None, now: float | None = None) -> None:
