@@ -10,7 +10,7 @@ export REDIS_PORT ?= 63799
 TEST_ENV := DATABASE_URL=postgres://mlsys@127.0.0.1:$(PG_PORT)/mlsys REDIS_URL=redis://127.0.0.1:$(REDIS_PORT)/0 \
 	SANDBOX_IMAGE=$$(cat var/sandbox-image)
 
-.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image
+.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image stack stack-down
 
 $(VENV)/.base: requirements/base.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,12 +52,26 @@ sandbox-image:
 services-stop:
 	bash scripts/services.sh stop
 
+## make stack: the production-shaped compose stack on http://127.0.0.1:$${MLSYS_PORT:-8000} — builds the
+## images, writes settings and generated secrets into .env, starts it and waits until it is healthy.
+## COMPOSE_PROJECT_NAME and MLSYS_PORT choose another stack and port. See deploy/README.md.
+stack:
+	scripts/stack.sh up
+
+## make stack-down: stop and remove the stack's containers (its data volumes stay; see scripts/stack.sh).
+stack-down:
+	scripts/stack.sh down
+
 bench: venv-dev services sandbox-image
 	$(TEST_ENV) $(PY) bench/grading_api.py
 	$(TEST_ENV) $(PY) bench/sandbox.py
 	$(TEST_ENV) $(PY) bench/leaderboard.py
 	$(TEST_ENV) $(PY) bench/pages.py
 	$(TEST_ENV) $(PY) bench/jax_exercises.py
+
+## make bench-burst: the deadline burst (bench/burst.py; ~4 min, both cores); BURST_ARGS=--quick for a short run
+bench-burst: venv-dev services sandbox-image
+	$(TEST_ENV) $(PY) bench/burst.py $(BURST_ARGS)
 
 clean:
 	bash scripts/services.sh stop || true

@@ -6,8 +6,9 @@
 #      (hash-checked), so the web image installs them with `pip --no-index`;
 #   3. the sandbox image (deploy/sandbox/build-sandbox-image.sh);
 #   4. `docker-compose build` with BASE_IMAGE set to that base image.
-# Extra arguments go to `docker-compose build` (default: postgres redis web; worker and beat
-# run the image that web builds, mlsys-web:latest).
+# Extra arguments go to `docker-compose build` (default: postgres redis web; worker, beat,
+# sandbox-worker and sandbox-watchdog run the image that web builds). The images are named after
+# the compose project: ${COMPOSE_PROJECT_NAME:-mlsys}-web:latest, -postgres, -redis.
 #
 # Environment:
 #   BASE_IMAGE   use this base instead of building one (e.g. python:3.11-slim-bookworm where a
@@ -55,8 +56,8 @@ cleanup_wheels() {
 }
 trap cleanup_wheels EXIT
 
-# web, worker and beat share the image mlsys-web:latest: build it once (through `web`) so all
-# three run the same snapshot of the code, unless services were named on the command line.
+# web, worker, beat and the sandbox worker share the image <project>-web:latest: only `web` builds
+# it, so all of them run the same snapshot of the code.
 build_args=("$@")
 if [[ $# -eq 0 ]]; then build_args=(postgres redis web); fi
 echo "== $COMPOSE build ${build_args[*]} (BASE_IMAGE=$BASE_IMAGE)"
@@ -64,11 +65,13 @@ echo "== $COMPOSE build ${build_args[*]} (BASE_IMAGE=$BASE_IMAGE)"
 # are enough here and are not baked into any image.
 DJANGO_SECRET_KEY=${DJANGO_SECRET_KEY:-build-only-placeholder} \
     POSTGRES_PASSWORD=${POSTGRES_PASSWORD:-build-only-placeholder} \
+    DOCKER_GID=${DOCKER_GID:-0} \
     $COMPOSE build "${build_args[@]}"
 t3=$(date +%s)
 
 echo "== done: base image $((t1 - t0))s, wheels $((t2 - t1))s, compose build $((t3 - t2))s"
+project=${COMPOSE_PROJECT_NAME:-mlsys}
 docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' |
-    grep -E "^(mlsys-(web|postgres|redis):latest|${BASE_IMAGE//./\\.})\b" || true
+    grep -E "^(${project//./\\.}-(web|postgres|redis):latest|${BASE_IMAGE//./\\.})\b" || true
 echo "BASE_IMAGE=$BASE_IMAGE"
 echo "SANDBOX_IMAGE=$SANDBOX_IMAGE"

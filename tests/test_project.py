@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PROD_ENV = {
@@ -176,7 +177,7 @@ def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_compose_file_describes_the_production_stack() -> None:
+def test_compose_file_describes_the_production_stack(tmp_path: Path) -> None:
     compose = shutil.which("docker-compose")
     if compose is None:
         docker = shutil.which("docker")
@@ -184,12 +185,24 @@ def test_compose_file_describes_the_production_stack() -> None:
         args = [docker, "compose"]
     else:
         args = [compose]
-    result = run([*args, "config"], {"DJANGO_SECRET_KEY": "x" * 60, "POSTGRES_PASSWORD": "pw"})
+    # Not the operator's .env (`make stack` writes one): an empty env file, and only these values.
+    (tmp_path / "empty.env").write_text("")
+    args += ["--env-file", str(tmp_path / "empty.env")]
+    required = {"DJANGO_SECRET_KEY": "x" * 60, "POSTGRES_PASSWORD": "pw", "DOCKER_GID": "", "COMPOSE_PROJECT_NAME": ""}
+    # Without the Docker socket's group the file refuses to load (a guess left grading dead).
+    refused = run([*args, "config"], required)
+    assert refused.returncode != 0 and "set DOCKER_GID" in refused.stderr
+    result = run([*args, "config"], {**required, "DOCKER_GID": "105", "COMPOSE_PROJECT_NAME": "proj"})
     assert result.returncode == 0, result.stderr
-    for service in ("web:", "worker:", "sandbox-worker:", "beat:", "postgres:", "redis:"):
-        assert service in result.stdout
-    # Only the sandbox worker reaches the Docker Engine.
-    assert result.stdout.count("/var/run/docker.sock") == 2  # source and target of its one mount
+    services = yaml.safe_load(result.stdout)["services"]
+    assert set(services) == {"web", "worker", "sandbox-worker", "sandbox-watchdog", "beat", "postgres", "redis"}
+    # Only the sandbox worker and its watchdog reach the Docker Engine, and neither is published.
+    on_socket = [name for name, s in services.items() if "/var/run/docker.sock" in str(s.get("volumes"))]
+    assert sorted(on_socket) == ["sandbox-watchdog", "sandbox-worker"]
+    assert [name for name, s in services.items() if s.get("ports")] == ["web"]
+    # Images are the project's own; only web builds the Django image the others run.
+    assert {s["image"] for s in services.values()} == {"proj-web:latest", "proj-postgres:latest", "proj-redis:latest"}
+    assert sorted(name for name, s in services.items() if "build" in s) == ["postgres", "redis", "web"]
     assert "BASE_IMAGE" in result.stdout or "base_image" in result.stdout.lower()
     assert "gunicorn" in result.stdout or "deploy/web/Dockerfile" in result.stdout
 

@@ -61,7 +61,7 @@ if [[ "${FORCE:-0}" != 1 ]] && docker image inspect "$TAG" >/dev/null 2>&1; then
 fi
 
 if [[ $(id -u) -ne 0 ]]; then
-    echo "error: debootstrap and chroot need root; run this script as root (e.g. with sudo)" >&2
+    echo "error: debootstrap and chroot need root; run this script as root (once per machine: the tag is reused afterwards)" >&2
     exit 1
 fi
 

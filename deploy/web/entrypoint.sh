@@ -5,7 +5,10 @@
 #   sandbox-worker  the Celery worker for learners' code (queue sandbox; needs the Docker socket)
 #   beat    the Celery beat scheduler
 #   migrate migrate + sync_content only, then exit
-#   other   run as a command (e.g. `python manage.py shell`)
+#   other   run as a command (e.g. `python manage.py shell`, or `mlsys-watchdog`: the sandbox
+#           worker's watchdog, deploy/web/watchdog.py)
+# `docker-compose exec web ...` does not pass through here: it runs its command as given, in /app
+# (e.g. `docker-compose exec web python manage.py create_account ada --role learner`).
 set -eu
 
 prepare() {
