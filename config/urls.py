@@ -1,10 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import URLPattern, URLResolver, include, path
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver, include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.accounts import apis as account_apis
 from apps.accounts import views as account_views
+from apps.core.exceptions import page_not_found
 from apps.exercises import views as exercise_views
 from apps.progress import views as progress_views
 
@@ -34,11 +37,20 @@ web: list[URLPattern | URLResolver] = [
     path("w/<slug64:slug>/<exercise_number:number>/", exercise_views.exercise, name="exercise"),
 ]
 
+
+@csrf_exempt  # a 404 whatever the method: not Django's HTML CSRF 403 for a POST to nowhere
+def api_not_found(request: HttpRequest) -> HttpResponse:
+    """Whatever else is under /api/: the JSON 404. Without this pattern an unmatched URL reaches
+    handler404 only when DEBUG is off; with DEBUG on (`make run`) Django answers its HTML page."""
+    return page_not_found(request, Http404())
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    re_path(r"^api/", api_not_found),
     path("", include((web, "web"))),
 ]
 

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from apps.accounts import services
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
+from apps.core.fields import StrictCharField
 from apps.core.serializers import represent
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises.serializers import ErrorOut
@@ -33,8 +34,8 @@ def user_dict(user: User) -> dict[str, Any]:
 
 
 class TokenIn(serializers.Serializer[Any]):
-    username = serializers.CharField(max_length=150)
-    password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)
+    username = StrictCharField(max_length=150)
+    password = StrictCharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)
 
 
 class TokenOut(serializers.Serializer[Any]):

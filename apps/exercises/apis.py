@@ -6,14 +6,14 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import User
-from apps.core.pagination import Pagination
+from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
 from apps.core.serializers import represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import presentation, selectors, services
@@ -36,6 +36,7 @@ from apps.exercises.serializers import (
     PreviewOut,
     RevealOut,
     WorkbookDetailOut,
+    WorkbookExportOut,
     WorkbookOut,
 )
 from apps.progress.models import ExerciseProgress
@@ -45,6 +46,7 @@ ERRORS = {
     401: OpenApiResponse(ErrorOut, description="Not authenticated."),
     404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
 }
+ERRORS_PAGE = {400: OpenApiResponse(ErrorOut, description="`page_size` is not a whole number from 1 to 200.")}
 
 
 # ---- dict builders shared with the web views ----------------------------------------------------
@@ -227,7 +229,8 @@ def chapter_scope(chapter: Chapter) -> dict[str, Any]:
 class ExerciseListApi(APIView):
     @extend_schema(
         operation_id="exercises_list",
-        responses={200: ExerciseSummaryOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(ExerciseSummaryOut), 400: ERRORS_PAGE[400], 401: ERRORS[401], 404: ERRORS[404]},
     )
     def get(self, request: Request, slug: str) -> Response:
         workbook = selectors.workbook_get(slug=slug)
@@ -256,7 +259,8 @@ class ExerciseAttemptsApi(APIView):
 
     @extend_schema(
         operation_id="exercise_attempts_list",
-        responses={200: AttemptOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
+        parameters=PAGE_PARAMETERS,
+        responses={200: paginated(AttemptOut), 400: ERRORS_PAGE[400], 401: ERRORS[401], 404: ERRORS[404]},
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
         exercise = _exercise(slug, number)
@@ -377,8 +381,16 @@ class ExerciseHintApi(APIView):
 class AttemptListApi(APIView):
     @extend_schema(
         operation_id="attempts_list",
-        parameters=[OpenApiParameter("workbook", str, description="Only attempts in this workbook (slug).")],
-        responses={200: AttemptOut(many=True), 401: ERRORS[401]},
+        parameters=[
+            OpenApiParameter(
+                "workbook",
+                str,
+                description="Only attempts in this workbook (slug); any other value matches none.",
+                examples=[OpenApiExample("transformer-math", value="transformer-math")],
+            ),
+            *PAGE_PARAMETERS,
+        ],
+        responses={200: paginated(AttemptOut), 400: ERRORS_PAGE[400], 401: ERRORS[401], 404: ERRORS[404]},
     )
     def get(self, request: Request) -> Response:
         qs = selectors.attempt_list(user=_user(request), workbook_slug=request.query_params.get("workbook") or None)
@@ -392,3 +404,25 @@ class AttemptDetailApi(APIView):
     def get(self, request: Request, attempt_id: int) -> Response:
         attempt = selectors.attempt_get(user=_user(request), attempt_id=attempt_id)
         return Response(represent(AttemptOut, attempt_dict(attempt)))
+
+
+# ---- content export, for authors --------------------------------------------------------------
+
+
+class WorkbookExportApi(APIView):
+    @extend_schema(
+        operation_id="workbooks_export",
+        responses={
+            200: WorkbookExportOut,
+            401: ERRORS[401],
+            403: OpenApiResponse(ErrorOut, description="Not an author."),
+            404: ERRORS[404],
+            409: OpenApiResponse(ErrorOut, description="The workbook's content files do not load (`problems`)."),
+        },
+        description="For authors: what `manage.py export_content --workbook <slug>` prints — every exercise of "
+        "the content files with its evaluated answers, correct options, step order, buggy lines, cells, parts "
+        "and skills. Learners and instructors get 403 whatever the slug.",
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        # The command's JSON as it is (ints stay ints): WorkbookExportOut documents its shape.
+        return Response(selectors.workbook_export(user=_user(request), slug=slug))

@@ -4,12 +4,15 @@ learner's attempt is a 404, never a 403. Lists run a fixed number of queries."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
-from apps.accounts.models import User
-from apps.exercises.content import cache
+from apps.accounts.models import Role, User
+from apps.core.exceptions import ApplicationError
+from apps.exercises.content import cache, export
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
 from apps.progress.models import ExerciseProgress
 
@@ -183,3 +186,24 @@ def latest_values(*, user_id: int, version: ExerciseVersion, limit: int = 20) ->
             if isinstance(verdict, dict) and isinstance(verdict.get("value"), int | float):
                 out.setdefault(key, float(verdict["value"]))
     return out
+
+
+def workbook_export(*, user: User, slug: str) -> dict[str, Any]:
+    """What ``manage.py export_content --workbook <slug>`` prints, for authors (and superusers):
+    the content files' exercises with their evaluated answers. Everyone else is refused whatever
+    the slug (403 before 404, so the refusal says nothing about which workbooks exist). Reads the
+    content folder and runs no code: reference solutions fill in expected test values, which the
+    export only counts."""
+    if not (user.is_active and (user.role == Role.AUTHOR or user.is_superuser)):
+        raise ApplicationError("Only authors export content.", code="permission_denied", status_code=403)
+    try:
+        return export.workbook_export(settings.CONTENT_DIR, slug, compute_expected=False)
+    except export.WorkbookMissing:
+        raise Http404("No such workbook.") from None
+    except export.ExportError as exc:
+        raise ApplicationError(
+            "The workbook's content files do not load; `manage.py check_content` explains.",
+            code="content_invalid",
+            status_code=409,
+            details={"problems": str(exc)},
+        ) from None

@@ -9,6 +9,7 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
+from apps.core.fields import StrictCharField
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 
 # ---- errors ---------------------------------------------------------------------------------
@@ -28,19 +29,15 @@ class ErrorOut(serializers.Serializer[Any]):
 
 
 class NumericAnswerIn(serializers.Serializer[Any]):
-    answer = serializers.CharField(
-        max_length=200, help_text="A number with an optional unit: 12.9B, 8.59 GB, 148 tok/s."
-    )
+    answer = StrictCharField(max_length=200, help_text="A number with an optional unit: 12.9B, 8.59 GB, 148 tok/s.")
 
 
 class ChoiceAnswerIn(serializers.Serializer[Any]):
-    choices = serializers.ListField(child=serializers.CharField(max_length=32), max_length=50, help_text="Option ids.")
+    choices = serializers.ListField(child=StrictCharField(max_length=32), max_length=50, help_text="Option ids.")
 
 
 class OrderAnswerIn(serializers.Serializer[Any]):
-    order = serializers.ListField(
-        child=serializers.CharField(max_length=32), max_length=50, help_text="Step ids in order."
-    )
+    order = serializers.ListField(child=StrictCharField(max_length=32), max_length=50, help_text="Step ids in order.")
 
 
 class LinesAnswerIn(serializers.Serializer[Any]):
@@ -49,7 +46,7 @@ class LinesAnswerIn(serializers.Serializer[Any]):
     lines = serializers.ListField(
         child=serializers.IntegerField(min_value=1), max_length=500, required=False, help_text="1-based lines."
     )
-    code = serializers.CharField(
+    code = StrictCharField(
         max_length=100_000, trim_whitespace=False, required=False,
         help_text="The fixed code, graded in the sandbox (when the widget has `fix`).",
     )  # fmt: skip
@@ -61,20 +58,18 @@ class LinesAnswerIn(serializers.Serializer[Any]):
 
 
 class TableAnswerIn(serializers.Serializer[Any]):
-    cells = serializers.DictField(
-        child=serializers.CharField(max_length=200, allow_blank=True), help_text="Cell id → value."
-    )
+    cells = serializers.DictField(child=StrictCharField(max_length=200, allow_blank=True), help_text="Cell id → value.")
 
 
 class PartsAnswerIn(serializers.Serializer[Any]):
     parts = serializers.DictField(
-        child=serializers.CharField(max_length=400, allow_blank=True),
+        child=StrictCharField(max_length=400, allow_blank=True),
         help_text="Part key → a number with its unit, or an expression. Parts may be left out.",
     )
 
 
 class CodeAnswerIn(serializers.Serializer[Any]):
-    code = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    code = StrictCharField(max_length=100_000, trim_whitespace=False)
 
 
 ANSWER_INPUTS: dict[str, type[serializers.Serializer[Any]]] = {
@@ -95,8 +90,8 @@ AttemptRequest = PolymorphicProxySerializer(
 
 
 class PreviewIn(serializers.Serializer[Any]):
-    answer = serializers.CharField(max_length=200)
-    field = serializers.CharField(
+    answer = StrictCharField(max_length=200)
+    field = StrictCharField(
         max_length=64,
         required=False,
         allow_blank=True,
@@ -481,3 +476,65 @@ class RevealOut(serializers.Serializer[Any]):
 class HintRevealOut(serializers.Serializer[Any]):
     hints = HintsOut()
     state = StateOut()
+
+
+# ---- content export, for authors --------------------------------------------------------------
+
+
+class ExportedCellOut(serializers.Serializer[Any]):
+    answer = serializers.FloatField()
+    unit = serializers.CharField(allow_blank=True)
+    tolerance = serializers.FloatField()
+
+
+class ExportedPartOut(serializers.Serializer[Any]):
+    """A numeric part (answer, unit, answer_text, tolerance) or an expression (expression, symbols, small)."""
+
+    answer = serializers.FloatField(required=False, allow_null=True)
+    unit = serializers.CharField(required=False, allow_blank=True)
+    answer_text = serializers.CharField(required=False)
+    tolerance = serializers.FloatField(required=False)
+    expression = serializers.CharField(required=False)
+    symbols = serializers.ListField(child=serializers.CharField(), required=False)
+    small = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class ExportedExerciseOut(serializers.Serializer[Any]):
+    """One exercise as ``manage.py export_content`` prints it: keys only where the format has them."""
+
+    number = serializers.CharField()
+    chapter = serializers.IntegerField()
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
+    format = serializers.ChoiceField(choices=AnswerFormat.choices)
+    answer = serializers.FloatField(required=False, help_text="Numeric: the answer in `unit`.")
+    unit = serializers.CharField(required=False, allow_blank=True)
+    answer_text = serializers.CharField(required=False, allow_null=True)
+    tolerance = serializers.FloatField(required=False, allow_null=True)
+    alternates = serializers.ListField(child=serializers.FloatField(), required=False)
+    correct_options = serializers.ListField(child=serializers.CharField(), required=False)
+    order = serializers.ListField(child=serializers.CharField(), required=False, help_text="Step ids, in order.")
+    constraints = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2), required=False
+    )
+    buggy_lines = serializers.ListField(child=serializers.IntegerField(), required=False)
+    cells = serializers.DictField(child=ExportedCellOut(), required=False, help_text="By cell id (row.column).")
+    parts = serializers.DictField(child=ExportedPartOut(), required=False, help_text="By part key.")
+    skills = serializers.ListField(child=serializers.CharField(), required=False)
+    entry = serializers.CharField(required=False, help_text="Code: the function the tests call.")
+    tests = serializers.IntegerField(required=False, help_text="Code: how many test cases.")
+
+
+class ExportedSkillOut(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    text = serializers.CharField()
+    chapter = serializers.IntegerField()
+    exercises = serializers.ListField(child=serializers.CharField())
+
+
+class WorkbookExportOut(serializers.Serializer[Any]):
+    workbook = serializers.SlugField()
+    title = serializers.CharField()
+    count = serializers.IntegerField()
+    exercises = ExportedExerciseOut(many=True)
+    skills = ExportedSkillOut(many=True, required=False, help_text="The skills checklist, when it has one.")

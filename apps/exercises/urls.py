@@ -8,6 +8,7 @@ urlpatterns = [
     path("workbooks/", apis.WorkbookListApi.as_view(), name="workbook-list"),
     path("workbooks/<slug64:slug>/", apis.WorkbookDetailApi.as_view(), name="workbook-detail"),
     path("workbooks/<slug64:slug>/chapters/<int:number>/", apis.ChapterDetailApi.as_view(), name="chapter-detail"),
+    path("workbooks/<slug64:slug>/export/", apis.WorkbookExportApi.as_view(), name="workbook-export"),
     path("workbooks/<slug64:slug>/exercises/", apis.ExerciseListApi.as_view(), name="exercise-list"),
     path(EXERCISE, apis.ExerciseDetailApi.as_view(), name="exercise-detail"),
     path(EXERCISE + "attempts/", apis.ExerciseAttemptsApi.as_view(), name="exercise-attempts"),

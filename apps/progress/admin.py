@@ -8,8 +8,6 @@ see no learner data at all.
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable
 from typing import Any
 from zoneinfo import available_timezones
 
@@ -24,7 +22,7 @@ from django.utils.html import format_html
 
 from apps.accounts.models import Role, User
 from apps.exercises import selectors as exercise_selectors
-from apps.progress import selectors, services
+from apps.progress import exports, selectors, services
 from apps.progress.models import Cohort, CohortWorkbook, Membership, SkillCheck
 
 
@@ -207,22 +205,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         cohort = self._cohort(request, cohort_id)
         assigned, rows = selectors.cohort_progress(cohort=cohort)
         if request.GET.get("format") == "csv":
-            header = ["learner"] + [f"{a.workbook.slug} solved" for a in assigned]
-            header += [f"{a.workbook.slug} total" for a in assigned]
-            header += ["current streak", "best streak", "last active (UTC)", "overdue"]
-            body = [
-                [r.username]
-                + [c.solved for c in r.cells]
-                + [c.total for c in r.cells]
-                + [
-                    r.current_streak,
-                    r.best_streak,
-                    r.last_active.isoformat() if r.last_active else "",
-                    " ".join(r.overdue),
-                ]
-                for r in rows
-            ]
-            return csv_response(f"cohort-{cohort.pk}-progress.csv", header, body)
+            return exports.csv_response(exports.progress_table(cohort, assigned, rows))
         context = {**self._context(request, cohort, "Progress"), "assigned": assigned, "rows": rows}
         return TemplateResponse(request, "admin/progress/cohort_progress.html", context)
 
@@ -235,28 +218,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         workbook = exercise_selectors.workbook_get(slug=slug)
         stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
         if request.GET.get("format") == "csv":
-            header = [
-                "exercise", "title", "kind", "attempts", "learners", "solved", "solve rate",
-                "median attempts to solve", "revealed share", "most common wrong answers",
-                "solved only with a unit note",
-            ]  # fmt: skip
-            body = [
-                [
-                    s.number,
-                    s.title,
-                    s.kind,
-                    s.attempts,
-                    s.learners,
-                    s.solved,
-                    _ratio(s.solve_rate),
-                    "" if s.median_attempts is None else s.median_attempts,
-                    _ratio(s.reveal_share),
-                    "; ".join(f"{a} ×{n}" for a, n in s.wrong_answers),
-                    s.solved_with_note,
-                ]
-                for s in stats
-            ]
-            return csv_response(f"cohort-{cohort.pk}-{slug}-exercises.csv", header, body)
+            return exports.csv_response(exports.exercises_table(cohort, slug, stats))
         context = {
             **self._context(request, cohort, "Exercise statistics"),
             "assigned": assigned,
@@ -271,28 +233,6 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         context = {**self._context(request, cohort, f"Attempts by {learner.username}"), "learner": learner}
         context["attempts"] = attempts
         return TemplateResponse(request, "admin/progress/learner_attempts.html", context)
-
-
-def _ratio(value: float | None) -> str:
-    return "" if value is None else f"{value:.3f}"
-
-
-# Spreadsheets run cells that start with these as formulas (CSV injection): quote them.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: object) -> object:
-    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_START) else value
-
-
-def csv_response(filename: str, header: list[str], rows: Iterable[list[Any]]) -> HttpResponse:
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    writer = csv.writer(response)
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([_cell(v) for v in row])
-    return response
 
 
 @admin.register(SkillCheck)

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
+from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
 from apps.core.serializers import represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import apis as exercise_apis
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises.apis import counts_dict
 from apps.exercises.content.render import markdown_html
+from apps.exercises.models import Attempt, Verdict
 from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ErrorOut
-from apps.progress import selectors, services
+from apps.progress import exports, selectors, services
 from apps.progress.models import Cohort, SkillCheck
 from apps.progress.serializers import (
     BoardOut,
@@ -30,6 +38,7 @@ from apps.progress.serializers import (
     CohortProgressOut,
     ExerciseStatsOut,
     JoinIn,
+    LearnerAttemptOut,
     ProfileIn,
     ProfileOut,
     ProgressOut,
@@ -46,6 +55,9 @@ ERRORS = {
     400: OpenApiResponse(ErrorOut, description="Invalid input (explained)."),
     403: OpenApiResponse(ErrorOut, description="Not allowed for your role."),
 }
+
+
+SLUG_EXAMPLE = OpenApiExample("transformer-math", value="transformer-math")
 
 
 def _user(request: Request) -> User:
@@ -189,10 +201,23 @@ class LeaderboardApi(APIView):
     @extend_schema(
         operation_id="leaderboard_retrieve",
         parameters=[
-            OpenApiParameter("scope", str, enum=["global", "cohort"], description="Default global."),
-            OpenApiParameter("period", str, enum=["all", "week"], description="Default all (all time)."),
-            OpenApiParameter("cohort", int, description="The cohort's id, for scope=cohort."),
-            OpenApiParameter("limit", int, description="How many from the top (1-200, default 50)."),
+            # Empty values mean the default (DRF reads an empty query value as absent).
+            OpenApiParameter("scope", str, enum=["global", "cohort"], allow_blank=True, description="Default global."),
+            OpenApiParameter(
+                "period", str, enum=["all", "week"], allow_blank=True, description="Default all (all time)."
+            ),
+            OpenApiParameter(
+                "cohort",
+                {"type": "integer", "minimum": 1},
+                allow_blank=True,
+                description="The cohort's id, required for scope=cohort (a 400 without it).",
+            ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": 200},
+                allow_blank=True,
+                description="How many from the top (default 50).",
+            ),
         ],
         responses={200: BoardOut, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404]},
     )
@@ -237,7 +262,14 @@ class CohortListApi(APIView):
     @extend_schema(
         operation_id="cohorts_create",
         request=CohortIn,
-        responses={201: CohortOut, 400: ERRORS[400], 401: ERRORS[401], 403: ERRORS[403]},
+        responses={
+            201: CohortOut,
+            400: ERRORS[400],
+            401: ERRORS[401],
+            403: ERRORS[403],
+            404: OpenApiResponse(ErrorOut, description="An assigned workbook does not exist."),
+            503: OpenApiResponse(ErrorOut, description="No join code could be allocated (`try_again`)."),
+        },
     )
     def post(self, request: Request) -> Response:
         user = _user(request)
@@ -267,7 +299,15 @@ class CohortJoinApi(APIView):
     @extend_schema(
         operation_id="cohorts_join",
         request=JoinIn,
-        responses={200: CohortOut, 201: CohortOut, 400: ERRORS[400], 401: ERRORS[401]},
+        responses={
+            200: CohortOut,
+            201: CohortOut,
+            400: OpenApiResponse(
+                ErrorOut, description="No cohort has that code (`bad_join_code`), or it is your own (`own_cohort`)."
+            ),
+            401: ERRORS[401],
+            429: OpenApiResponse(ErrorOut, description="Too many join attempts; retry after `Retry-After` seconds."),
+        },
         description="201 when you joined, 200 when you were already a member.",
     )
     def post(self, request: Request) -> Response:
@@ -285,7 +325,14 @@ class CohortJoinApi(APIView):
 
 class CohortMembershipApi(APIView):
     @extend_schema(
-        operation_id="cohorts_leave", request=None, responses={204: None, 401: ERRORS[401], 404: ERRORS[404]}
+        operation_id="cohorts_leave",
+        request=None,
+        responses={
+            204: None,
+            400: OpenApiResponse(ErrorOut, description="You teach this cohort (`own_cohort`)."),
+            401: ERRORS[401],
+            404: ERRORS[404],
+        },
     )
     def delete(self, request: Request, cohort_id: int) -> Response:
         user = _user(request)
@@ -343,7 +390,11 @@ def stats_dict(s: selectors.ExerciseStats) -> dict[str, Any]:
 class CohortExerciseStatsApi(APIView):
     @extend_schema(
         operation_id="cohorts_exercise_stats",
-        parameters=[OpenApiParameter("workbook", str, required=True, description="The workbook's slug.")],
+        parameters=[
+            OpenApiParameter(
+                "workbook", str, required=True, description="The workbook's slug.", examples=[SLUG_EXAMPLE]
+            )
+        ],
         responses={200: ExerciseStatsOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
         description="For the cohort's instructor: per-exercise attempts, solve rate, median attempts to solve, "
         "reveal share and the most common wrong answers.",
@@ -416,3 +467,128 @@ class SkillMarkApi(APIView):
         user = _user(request)
         check = services.skill_mark(user=user, skill=skill, action=body.validated_data["action"])
         return Response(represent(SkillOut, skill_dict(selectors.skill_row(skill, check))))
+
+
+# ---- a learner's attempts and the CSV files, for the cohort's instructor ------------------------
+
+
+def learner_attempt_dict(a: Attempt) -> dict[str, Any]:
+    shown = selectors.answer_shown(a)
+    return {
+        "id": a.pk,
+        "workbook": a.exercise.workbook.slug,
+        "exercise": a.exercise.number,
+        "title": a.exercise.title,
+        "format": a.exercise.format,
+        "version": a.version.version,
+        "created_at": a.created_at,
+        "part": a.part,
+        "status": a.status,
+        "verdict": a.verdict,
+        "outcome": a.outcome,
+        "correct": a.verdict == Verdict.CORRECT,
+        "accepted_with_note": a.accepted_with_note,
+        "counted": a.counted,
+        "score": a.score,
+        "answer": {
+            "text": shown.text,
+            "items": [{"label": label, "value": value} for label, value in shown.items],
+            "code": shown.code,
+        },
+        "understood": a.parsed.get("understood") if isinstance(a.parsed, dict) else None,
+        "feedback": a.feedback,
+    }
+
+
+class CohortLearnerAttemptsApi(APIView):
+    @extend_schema(
+        operation_id="cohorts_learner_attempts",
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated(LearnerAttemptOut),
+            400: exercise_apis.ERRORS_PAGE[400],
+            401: ERRORS[401],
+            404: ERRORS[404],
+        },
+        description="For the cohort's instructor: one learner's attempts, newest first, each answer as the "
+        "learner saw it (option and step texts, values with their units, code). 404 for a cohort you do not "
+        "teach and for anyone who is not its member.",
+    )
+    def get(self, request: Request, cohort_id: int, user_id: int) -> Response:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        _, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(attempts, request, view=self) or []
+        return paginator.get_paginated_response(
+            represent_many(LearnerAttemptOut, [learner_attempt_dict(a) for a in page])
+        )
+
+
+class _CsvNegotiation(BaseContentNegotiation):
+    """A CSV resource answers its file whatever the client accepts, and its errors in the JSON
+    error shape: ``Accept: text/csv`` must not turn a download into a 406."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        renderer = next(iter(renderers))  # JSON (DEFAULT_RENDERER_CLASSES): errors only
+        return renderer, str(renderer.media_type)
+
+
+def _csv_ok(what: str) -> dict[Any, Any]:
+    return {
+        (200, "text/csv"): OpenApiResponse(
+            OpenApiTypes.STR, description=f"{what}, as a CSV file (UTF-8, a header row; an attachment)."
+        ),
+        401: ERRORS[401],
+        404: ERRORS[404],
+    }
+
+
+class CsvApi(APIView):
+    content_negotiation_class = _CsvNegotiation
+
+
+class CohortProgressCsvApi(CsvApi):
+    @extend_schema(
+        operation_id="cohorts_progress_csv",
+        responses=_csv_ok("The cohort's progress table (cohorts_progress)"),
+        description="For the cohort's instructor: the progress table the admin downloads.",
+    )
+    def get(self, request: Request, cohort_id: int) -> HttpResponse:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        assigned, rows = selectors.cohort_progress(cohort=cohort)
+        return exports.csv_response(exports.progress_table(cohort, assigned, rows))
+
+
+class CohortExerciseStatsCsvApi(CsvApi):
+    @extend_schema(
+        operation_id="cohorts_exercise_stats_csv",
+        parameters=[
+            OpenApiParameter(
+                "workbook", str, required=True, description="The workbook's slug.", examples=[SLUG_EXAMPLE]
+            )
+        ],
+        responses=_csv_ok("Per-exercise statistics of one workbook (cohorts_exercise_stats)"),
+        description="For the cohort's instructor: the exercise statistics the admin downloads.",
+    )
+    def get(self, request: Request, cohort_id: int) -> HttpResponse:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
+        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        return exports.csv_response(exports.exercises_table(cohort, workbook.slug, stats))
+
+
+class CohortLearnerAttemptsCsvApi(CsvApi):
+    @extend_schema(
+        operation_id="cohorts_learner_attempts_csv",
+        responses=_csv_ok("One learner's attempts, newest first (cohorts_learner_attempts)"),
+        description="For the cohort's instructor: the learner's whole attempt history, answers as they saw them.",
+    )
+    def get(self, request: Request, cohort_id: int, user_id: int) -> HttpResponse:
+        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        learner, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
+        return exports.csv_response(exports.attempts_table(cohort, learner, attempts.iterator(chunk_size=500)))

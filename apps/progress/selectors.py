@@ -36,7 +36,8 @@ from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.exercises.choices import AttemptStatus, Verdict
+from apps.exercises import presentation
+from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
 from apps.exercises.content import cache
 from apps.exercises.grading.numeric import format_number
 from apps.exercises.models import Attempt, Exercise, Skill, Workbook
@@ -681,13 +682,64 @@ def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome:
     return "(other)"
 
 
-def learner_attempts(*, cohort: Cohort, user_id: int, limit: int = 500) -> tuple[User, QuerySet[Attempt]]:
-    """A member's attempt history, newest first (404 for anyone not in the cohort)."""
+def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -> tuple[User, QuerySet[Attempt]]:
+    """A member's attempt history, newest first (404 for anyone not in the cohort). ``limit=None``:
+    all of it, for a paginator or a CSV file."""
     learner = member_get(cohort=cohort, user_id=user_id)
     qs = (
-        Attempt.objects.filter(user=learner).select_related("exercise__workbook").order_by("-created_at", "-id")[:limit]
+        Attempt.objects.filter(user=learner)
+        .select_related("exercise__workbook", "version")
+        .order_by("-created_at", "-id")
     )
-    return learner, qs
+    return learner, qs if limit is None else qs[:limit]
+
+
+@dataclass(frozen=True)
+class AnswerShown:
+    """A submitted answer in the words the learner saw on the page (not the opaque ids the client
+    sent): ``text`` on one line, ``items`` one per piece (label, value), ``code`` for code."""
+
+    text: str
+    items: list[tuple[str, str]]
+    code: str | None = None
+
+
+def answer_shown(attempt: Attempt) -> AnswerShown:
+    """The attempt's answer against the version it was graded on: a number as typed, the chosen
+    options' texts (in the order this learner was shown them), the steps' texts in the order
+    given, the selected lines with their code, table cells and parts by their labels, the code."""
+    raw = attempt.raw if isinstance(attempt.raw, dict) else {}
+    parsed = attempt.parsed if isinstance(attempt.parsed, dict) else {}
+    if attempt.part == AttemptPart.CODE or ("code" in raw and not parsed):
+        code = str(raw.get("code", ""))
+        n = len(code.splitlines())
+        return AnswerShown(f"{n} line{'' if n == 1 else 's'} of code", [], code)
+    spec = cache.resolved(attempt.version).spec
+    items: list[tuple[str, str]]
+    if "choices" in parsed:
+        options = spec.options or []
+        shown = presentation.learner_order(attempt.user_id, attempt.version, len(options))
+        picked = set(parsed["choices"])
+        items = [(f"option {pos + 1}", options[i].text) for pos, i in enumerate(shown) if i in picked]
+        return AnswerShown(" + ".join(v for _, v in items), items)
+    if "order" in parsed:
+        texts = {s.id: s.text for s in spec.steps or []}
+        items = [(str(n), texts.get(step, step)) for n, step in enumerate(parsed["order"], start=1)]
+        return AnswerShown(" → ".join(v for _, v in items), items)
+    if "lines" in parsed:
+        code_lines = spec.code.starter.splitlines() if spec.code else []
+        items = [(f"line {n}", code_lines[n - 1] if 0 < n <= len(code_lines) else "") for n in parsed["lines"]]
+        return AnswerShown("lines " + ", ".join(str(n) for n in parsed["lines"]), items)
+    if "cells" in parsed or "parts" in parsed:
+        given = parsed.get("cells") or parsed.get("parts") or {}
+        labels = presentation.field_labels(spec)
+        keys = [k for k in labels if k in given] + sorted(k for k in given if k not in labels)
+        items = [(labels.get(k) or k, str(given[k].get("value", ""))) for k in keys]
+        return AnswerShown("; ".join(f"{label}: {value}" for label, value in items), items)
+    answer = raw.get("answer")
+    if isinstance(answer, str):  # a number (with its unit) or an expression, as typed
+        return AnswerShown(answer, [])
+    return AnswerShown(answer_label(attempt.exercise, attempt.part, parsed, attempt.outcome), [])
 
 
 # ---- skills checklist ---------------------------------------------------------------------------

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import available_timezones
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from apps.exercises.choices import ExerciseKind
+from apps.core.fields import StrictCharField
+from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 from apps.exercises.serializers import ProgressCountsOut
 
 
@@ -90,9 +93,37 @@ class ProfileOut(serializers.Serializer[Any]):
     on_global_board = serializers.BooleanField()
 
 
+# The IANA names services.time_zone_validate accepts (it answers `bad_time_zone` for the rest),
+# declared in the schema so a client knows what is refused.
+TIME_ZONES = sorted(available_timezones())
+
+
+@extend_schema_field({"type": "string", "enum": TIME_ZONES})
+class TimeZoneField(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "string", "enum": ["", *TIME_ZONES]})
+class OptionalTimeZoneField(serializers.CharField):
+    pass
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only: DRF's BooleanField also takes 0, 1, "yes", "off"..., which the
+    schema's `boolean` does not allow."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if data is True or data is False:
+            return data
+        self.fail("invalid", input=data)
+        raise AssertionError  # fail() raises
+
+
 class ProfileIn(serializers.Serializer[Any]):
-    time_zone = serializers.CharField(max_length=64, allow_blank=True, required=False)
-    on_global_board = serializers.BooleanField(required=False)
+    time_zone = OptionalTimeZoneField(
+        max_length=64, allow_blank=True, required=False, help_text="An IANA name; blank follows your first cohort."
+    )
+    on_global_board = StrictBooleanField(required=False)
 
 
 class AssignmentOut(serializers.Serializer[Any]):
@@ -123,13 +154,13 @@ class CohortOut(serializers.Serializer[Any]):
 
 
 class CohortIn(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=120)
-    time_zone = serializers.CharField(max_length=64, default="UTC")
+    name = StrictCharField(max_length=120)
+    time_zone = TimeZoneField(max_length=64, default="UTC", help_text="An IANA time zone name.")
     workbooks = AssignmentIn(many=True, required=False, default=list)
 
 
 class JoinIn(serializers.Serializer[Any]):
-    code = serializers.CharField(max_length=32, help_text="The cohort's join code; case and dashes do not matter.")
+    code = StrictCharField(max_length=32, help_text="The cohort's join code; case and dashes do not matter.")
 
 
 class WorkbookCellOut(ProgressCountsOut):
@@ -211,3 +242,46 @@ class SkillMarkIn(serializers.Serializer[Any]):
         help_text="tick: I can do this cold (first review in a day). remembered / forgot: a review's outcome. "
         "untick: take it off the list.",
     )
+
+
+# ---- a learner's attempts, for the cohort's instructor ------------------------------------------
+
+
+class AnswerItemOut(serializers.Serializer[Any]):
+    label = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.label
+        help_text='"option 2" (as this learner was shown the options), "3" (a step\'s place), "line 8", a '
+        "table cell's or a part's label."
+    )
+    value = serializers.CharField(allow_blank=True, help_text="The option's or step's text, the line's code, the "
+                                  "value as typed (with its unit).")  # fmt: skip
+
+
+class AnswerShownOut(serializers.Serializer[Any]):
+    text = serializers.CharField(allow_blank=True, help_text="The answer on one line, in the words on the page.")
+    items = AnswerItemOut(many=True, help_text="One per piece of a structured answer; empty for a number or code.")
+    code = serializers.CharField(allow_null=True, help_text="The submitted code (code attempts); null otherwise.")
+
+
+class LearnerAttemptOut(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    workbook = serializers.SlugField()
+    exercise = serializers.CharField(help_text="The exercise number.")
+    title = serializers.CharField(help_text="The exercise's title.")
+    format = serializers.ChoiceField(choices=AnswerFormat.choices)
+    version = serializers.IntegerField(help_text="The exercise version it was graded against.")
+    created_at = serializers.DateTimeField()
+    part = serializers.ChoiceField(choices=AttemptPart.choices, allow_blank=True)
+    status = serializers.ChoiceField(choices=AttemptStatus.choices)
+    verdict = serializers.ChoiceField(choices=Verdict.choices, allow_blank=True, help_text="Empty until graded.")
+    outcome = serializers.ChoiceField(
+        choices=CodeOutcome.choices, allow_blank=True, help_text="Code: how the run ended."
+    )
+    correct = serializers.BooleanField()
+    accepted_with_note = serializers.BooleanField()
+    counted = serializers.BooleanField(help_text="Whether it counts as an attempt.")
+    score = serializers.FloatField()
+    answer = AnswerShownOut(help_text="What the learner answered, as they saw it.")
+    understood = serializers.CharField(
+        allow_null=True, help_text="How a number or an expression was read (the reading the grader took)."
+    )
+    feedback = serializers.CharField(allow_blank=True, help_text="The feedback the learner was given.")

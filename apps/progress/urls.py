@@ -17,4 +17,20 @@ urlpatterns = [
     path("cohorts/<int:cohort_id>/membership/", apis.CohortMembershipApi.as_view(), name="cohort-membership"),
     path("cohorts/<int:cohort_id>/progress/", apis.CohortProgressApi.as_view(), name="cohort-progress"),
     path("cohorts/<int:cohort_id>/exercises/", apis.CohortExerciseStatsApi.as_view(), name="cohort-exercise-stats"),
+    path("cohorts/<int:cohort_id>/progress.csv", apis.CohortProgressCsvApi.as_view(), name="cohort-progress-csv"),
+    path(
+        "cohorts/<int:cohort_id>/exercises.csv",
+        apis.CohortExerciseStatsCsvApi.as_view(),
+        name="cohort-exercise-stats-csv",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/learners/<int:user_id>/attempts/",
+        apis.CohortLearnerAttemptsApi.as_view(),
+        name="cohort-learner-attempts",
+    ),
+    path(
+        "cohorts/<int:cohort_id>/learners/<int:user_id>/attempts.csv",
+        apis.CohortLearnerAttemptsCsvApi.as_view(),
+        name="cohort-learner-attempts-csv",
+    ),
 ]

@@ -261,6 +261,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Bodies are documented as JSON only: the form parsers stay for the browsable cases, but a
+    # form body carries every value as a string, which no typed schema describes.
+    "PARSER_WHITELIST": ["apps.core.parsers.DepthLimitedJSONParser"],
+    # What holds for every operation (401, 404, 503, Retry-After, path examples): apps/core/schema.py.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "apps.core.schema.postprocess"],
     "ENUM_NAME_OVERRIDES": {
         "VerdictEnum": "apps.exercises.models.Verdict",
         "ExerciseKindEnum": "apps.exercises.models.ExerciseKind",

@@ -115,6 +115,15 @@ API = [
     row("401  204     404      400        404         404    204", "delete", "/api/v1/cohorts/{a}/membership/"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/progress/"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/exercises/?workbook=transformer-math"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/learners/{learner}/attempts/"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/progress.csv"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/exercises.csv?workbook=transformer-math"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/learners/{learner}/attempts.csv"),
+    # A learner of another cohort, through A: nobody sees them there (as in the admin).
+    row("401  404     404      404        404         404    404", "get", "/api/v1/cohorts/{a}/learners/{outsider}/attempts/"),
+    row("401  404     404      404        404         404    404", "get", "/api/v1/cohorts/{a}/learners/{outsider}/attempts.csv"),
+    # Content export: authors (and superusers) only; a role refusal is a 403.
+    row("401  403     403      403        403         200    200", "get", "/api/v1/workbooks/transformer-math/export/"),
 ]
 # fmt: on
 

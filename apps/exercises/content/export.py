@@ -1,0 +1,97 @@
+"""A workbook's content as JSON, answers evaluated: ``manage.py export_content`` prints it and
+``GET /api/v1/workbooks/<slug>/export/`` serves it to authors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
+from apps.exercises.content.render import substitute
+from apps.exercises.content.resolve import ContentError, resolve
+from apps.exercises.content.schema import WorkbookSpec
+from apps.exercises.grading.numeric import NumericTarget
+from apps.exercises.grading.symbolic import SymbolicTarget
+
+
+class ExportError(ValueError):
+    """The workbook's files do not load or resolve."""
+
+
+class WorkbookMissing(ExportError):
+    """No such workbook in the content folder."""
+
+
+def workbook_export(root: Path, slug: str, *, compute_expected: bool = True) -> dict[str, Any]:
+    """Load ``<root>/<slug>`` and export it. ``compute_expected`` runs reference solutions for
+    test cases without an expected value (the loader's check); the export itself only counts
+    the cases, so a web request passes False and runs no code."""
+    dirs = list(workbook_dirs(root, slug))
+    if not dirs:
+        raise WorkbookMissing(f"no workbook {slug!r} under {root}")
+    try:
+        spec = load_workbook(dirs[0], compute_expected=compute_expected)
+    except LoadError as exc:
+        raise ExportError(str(exc)) from None
+    return export_spec(spec)
+
+
+def export_spec(spec: WorkbookSpec) -> dict[str, Any]:
+    """Every exercise's number, kind, format, and evaluated answers."""
+    exercises = []
+    for chapter in spec.chapters:
+        for ex in chapter.exercises:
+            try:
+                r = resolve(ex)
+            except ContentError as exc:
+                raise ExportError(f"{ex.number}: {exc}") from None
+            item: dict[str, Any] = {
+                "number": ex.number,
+                "chapter": chapter.number,
+                "title": ex.title,
+                "kind": ex.kind,
+                "format": ex.format,
+            }
+            if r.numeric is not None and ex.answer is not None:
+                item.update(
+                    answer=r.scope["answer"],
+                    unit=ex.answer.unit,
+                    answer_text=r.answer_text,
+                    tolerance=ex.answer.tolerance,
+                    alternates=[a.value / (r.numeric.value / r.scope["answer"]) if r.scope["answer"] else a.value
+                                for a in r.numeric.alternates],
+                )  # fmt: skip
+            if ex.options:
+                item["correct_options"] = [substitute(o.text, r.scope) for o in ex.options if o.correct]
+            if ex.steps:
+                item["order"] = [s.id for s in ex.steps]
+                if ex.constraints:
+                    item["constraints"] = [list(c) for c in ex.constraints]
+            if ex.buggy_lines:
+                item["buggy_lines"] = ex.buggy_lines
+            if r.cells:
+                item["cells"] = {cid: {"answer": t.value, "unit": t.dim.label(), "tolerance": t.tolerance}
+                                 for cid, t in r.cells.items()}  # fmt: skip
+            if r.parts:
+                item["parts"] = {key: _part(t, r.part_values.get(key)) for key, t in r.parts.items()}
+            if spec.skills is not None:
+                item["skills"] = [s.key for s in spec.skills.skills if ex.number in s.exercises]
+            if ex.code:
+                item["entry"] = ex.code.entry
+                item["tests"] = len(ex.code.cases)
+            exercises.append(item)
+    out: dict[str, Any] = {
+        "workbook": spec.slug,
+        "title": spec.title,
+        "count": len(exercises),
+        "exercises": exercises,
+    }
+    if spec.skills is not None:
+        out["skills"] = [s.model_dump() for s in spec.skills.skills]
+    return out
+
+
+def _part(target: NumericTarget | SymbolicTarget, value: float | None) -> dict[str, Any]:
+    if isinstance(target, SymbolicTarget):
+        return {"expression": target.text, "symbols": list(target.symbols), "small": list(target.small)}
+    return {"answer": value, "unit": target.dim.label(), "answer_text": target.text(), "tolerance": target.tolerance}
