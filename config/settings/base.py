@@ -156,7 +156,7 @@ SANDBOX_STUCK_AFTER_S = env.float("SANDBOX_STUCK_AFTER_S", default=600.0)
 # lease that its worker renews; when the worker dies the lease runs out and the attempt is queued
 # again, at most SANDBOX_MAX_CLAIMS times. A queued attempt nobody claimed within
 # SANDBOX_REPUBLISH_AFTER_S is published again (its message may have died with the broker).
-SANDBOX_LEASE_S = env.float("SANDBOX_LEASE_S", default=30.0)
+SANDBOX_LEASE_S = env.float("SANDBOX_LEASE_S", default=20.0)
 SANDBOX_REPUBLISH_AFTER_S = env.float("SANDBOX_REPUBLISH_AFTER_S", default=30.0)
 SANDBOX_MAX_CLAIMS = env.int("SANDBOX_MAX_CLAIMS", default=3)
 # A ready sandbox worker says so every SANDBOX_HEARTBEAT_S, in a key that lives SANDBOX_READY_TTL_S

@@ -108,8 +108,14 @@ def generation() -> str:
                 _warned[0] = now
                 logger.warning("content generation unreadable, reading exercises from the database: %s", exc)
             return f"no-redis-{uuid.uuid4().hex}"
-        return value.hex() if value else "0"  # an opaque token: only equality matters
-    return str(django_cache.get(GENERATION_KEY) or "0")
+        if value is None:
+            # No token: Redis was emptied (a restart without persistence, a flush). A constant
+            # here would let lookups cached before the loss pass for current, so start a new one.
+            client.set(full_key(GENERATION_KEY), uuid.uuid4().hex, nx=True)
+            value = client.get(full_key(GENERATION_KEY)) or b""
+        return str(value.hex())  # an opaque token: only equality matters
+    django_cache.add(GENERATION_KEY, uuid.uuid4().hex, None)
+    return str(django_cache.get(GENERATION_KEY))
 
 
 def _set_generation() -> None:
