@@ -50,8 +50,8 @@ def test_a_dead_workers_running_attempt_is_queued_again_and_graded_once(
     source = reference("0.5-param-count/solution.py")
     attempt_id = _pending(sandbox, source, status=AttemptStatus.RUNNING, claims=1, started_at=_past(40),
                           lease_expires_at=_past())  # fmt: skip
-    done = sandbox._committed(services.attempts_recover)
-    assert done["requeued"] == 1
+    # The session's worker sweeps too (every heartbeat): either sweep may be the one that acts.
+    sandbox._committed(services.attempts_recover)
     attempt = sandbox.wait(attempt_id)
     assert attempt.status == AttemptStatus.GRADED and attempt.verdict == Verdict.CORRECT
     assert attempt.claims == 2, "the second claim graded it"
@@ -59,7 +59,8 @@ def test_a_dead_workers_running_attempt_is_queued_again_and_graded_once(
     progress = sandbox.progress(NUMBER)
     assert progress is not None and progress.attempts == 1 and progress.solved_at is not None
     # A late sweep or the first claim's worker coming back changes nothing.
-    assert sandbox._committed(services.attempts_recover) == {"requeued": 0, "republished": 0, "failed": 0}
+    sandbox._committed(services.attempts_recover)
+    assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).claims == 2
     stale = RunVerdict(outcome="failed", message="late")
     old_claim = Attempt(pk=attempt_id, claims=1, details={}, version=attempt.version, part=attempt.part)
     assert sandbox._committed(lambda: services.attempt_finish(attempt=old_claim, verdict=stale, duration_s=1)) is None
@@ -70,7 +71,7 @@ def test_a_lost_message_is_published_again(sandbox: Sandbox, reference: Solution
     """Queued with no message anywhere (a broker restarted without persistence)."""
     attempt_id = _pending(sandbox, reference("0.5-param-count/solution.py"), status=AttemptStatus.QUEUED,
                           lease_expires_at=_past())  # fmt: skip
-    assert sandbox._committed(services.attempts_recover)["republished"] == 1
+    sandbox._committed(services.attempts_recover)  # or the session worker's own sweep
     attempt = sandbox.wait(attempt_id)
     assert attempt.status == AttemptStatus.GRADED and attempt.verdict == Verdict.CORRECT and attempt.claims == 1
 
@@ -85,7 +86,7 @@ def test_a_queued_attempt_within_its_lease_is_left_alone(sandbox: Sandbox) -> No
 def test_an_attempt_that_kills_its_worker_every_time_ends_not_graded_saying_so(sandbox: Sandbox) -> None:
     attempt_id = _pending(sandbox, "def f():\n    return 1\n", status=AttemptStatus.RUNNING, claims=3,
                           lease_expires_at=_past())  # fmt: skip
-    assert sandbox._committed(services.attempts_recover)["failed"] == 1
+    sandbox._committed(services.attempts_recover)  # or the session worker's own sweep
     attempt = sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id))
     assert attempt.status == AttemptStatus.NOT_GRADED and attempt.verdict == "" and attempt.score == 0
     assert "stopped before it finished (3 times)" in attempt.details["reason"]
@@ -112,11 +113,17 @@ def test_the_lease_is_renewed_while_the_run_goes_on(sandbox: Sandbox, settings: 
         time.sleep(1.0)
     renewed = sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at
     assert renewed is not None and renewed > first
-    # A lease is renewed only under its own claim.
-    sandbox._committed(lambda: Attempt.objects.filter(pk=attempt_id).update(claims=2, lease_expires_at=first))
+    # A lease is renewed only under its own claim. (Set far ahead: the session's worker recovers
+    # expired leases every heartbeat, and must not be what changes it here.)
+    later = timezone.now() + timedelta(hours=1)
+    sandbox._committed(
+        lambda: Attempt.objects.filter(pk=attempt_id).update(
+            status=AttemptStatus.RUNNING, claims=2, lease_expires_at=later
+        )
+    )
     with services._Lease(attempt_id, claim=1):
         time.sleep(0.5)
-    assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at == first
+    assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at == later
     sandbox._committed(lambda: services.attempt_not_graded(attempt_id=attempt_id, reason="test over"))
 
 
