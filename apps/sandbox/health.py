@@ -105,9 +105,8 @@ def advertise() -> None:
     names: list[str] = cache.get(selectors.workers_key()) or []
     if name not in names:
         # Read-modify-write: two workers starting at once may drop one name; every heartbeat
-        # adds it back. Names whose key lapsed long ago are pruned here.
-        live = cache.get_many([selectors.ready_key(n) for n in names])
-        cache.set(selectors.workers_key(), [n for n in names if live.get(selectors.ready_key(n))] + [name], None)
+        # adds it back. Names whose key lapsed are pruned here.
+        cache.set(selectors.workers_key(), [*selectors.ready_workers(), name], None)
 
 
 def withdraw() -> None:
