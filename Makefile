@@ -38,6 +38,7 @@ test: venv-dev services sandbox-image
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(TEST_ENV) DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) check_content
 	$(TEST_ENV) $(VENV)/bin/pytest $(PYTEST_ARGS)
 

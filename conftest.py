@@ -17,6 +17,9 @@ from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
+from apps.exercises import services as exercise_services
+from apps.exercises.models import Workbook
+from apps.exercises.tests import synthetic
 from apps.progress import services as progress_services
 from apps.sandbox import selectors
 from apps.sandbox.runner import DockerRunner
@@ -76,6 +79,14 @@ def make_user(db: None) -> Callable[..., User]:
         )
 
     return make
+
+
+@pytest.fixture
+def synthetic_workbook(db: None) -> Workbook:
+    """A tiny workbook (two chapters, six numeric exercises: apps/exercises/tests/synthetic.py)
+    synced through the real service, for behaviour tests that must not depend on the content files."""
+    exercise_services.workbook_sync(spec=synthetic.small_workbook())
+    return Workbook.objects.get(slug=synthetic.SLUG)
 
 
 @pytest.fixture

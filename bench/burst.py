@@ -254,7 +254,9 @@ def content() -> Content:
             break
     code: dict[str, tuple[str, list[str]]] = {}
     for number in BUILD:
-        exercise = Exercise.objects.select_related("current_version").get(workbook=workbook, number=number)
+        exercise = Exercise.objects.select_related("current_version").get(
+            workbook=workbook, number=number, is_active=True
+        )
         (folder,) = (ROOT / "fixtures/workbooks" / WORKBOOK / "code").glob(f"{number}-*")
         wrongs = [p.read_text() for p in sorted((folder / "wrong").glob("*.py"))]
         code[number] = (correct_payload(exercise)["code"], wrongs)

@@ -29,7 +29,7 @@ django.setup()
 
 from apps.exercises.content.loader import load_workbook  # noqa: E402
 from apps.exercises.content.schema import CodeSpec  # noqa: E402
-from apps.sandbox.jobs import code_cases, code_job, limits_for  # noqa: E402
+from apps.exercises.jobs import code_cases, code_job, limits_for  # noqa: E402
 from apps.sandbox.runner import DockerRunner  # noqa: E402
 from apps.sandbox.verdict import judge  # noqa: E402
 

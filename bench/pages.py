@@ -86,24 +86,24 @@ def learner_state(user: User, exercises: dict[str, Exercise], plan: list[tuple[s
     end one of ``solve``, ``reveal`` or ``stop``. Code is graded by the sandbox (not running
     here), so code exercises only get hints and reveals."""
     from apps.core.exceptions import ApplicationError
-    from apps.exercises import services
     from apps.exercises.choices import AnswerFormat
     from apps.exercises.tests.answers import correct_payload, wrong_payload
+    from apps.learning import services as learning_services
 
     for number, hints, wrong, end in plan:
         exercise = exercises[number]
         for _ in range(hints):
             try:
-                services.hint_reveal_next(user=user, exercise=exercise)
+                learning_services.hint_reveal_next(user=user, exercise=exercise)
             except ApplicationError:  # no more hints
                 break
         if exercise.format != AnswerFormat.CODE:
             for _ in range(wrong):
-                services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise))
             if end == "solve":
-                services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
         if end == "reveal":
-            services.exercise_reveal(user=user, exercise=exercise)
+            learning_services.exercise_reveal(user=user, exercise=exercise)
 
 
 def populate(learners: int, rng: random.Random) -> tuple[User, dict[str, Any]]:

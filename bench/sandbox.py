@@ -68,8 +68,8 @@ def main() -> int:
     from django.core.cache import cache
 
     from apps.accounts import services as account_services
-    from apps.exercises import services
     from apps.exercises.models import Attempt, Exercise
+    from apps.learning import services as learning_services
     from apps.sandbox import selectors
 
     cores = os.cpu_count() or 1
@@ -91,7 +91,7 @@ def main() -> int:
         image = settings_image()
 
         def submit(source: str) -> int:
-            return services.attempt_create(user=user, exercise=exercise, payload={"code": source}).attempt.pk
+            return learning_services.attempt_create(user=user, exercise=exercise, payload={"code": source}).attempt.pk
 
         def wait(ids: list[int]) -> None:
             pending = set(ids)

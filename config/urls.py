@@ -8,18 +8,18 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from apps.accounts import apis as account_apis
 from apps.accounts import views as account_views
 from apps.core.exceptions import page_not_found
-from apps.exercises import views as exercise_views
+from apps.learning import views as learning_views
 from apps.progress import views as progress_views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
     path("me/", account_apis.MeApi.as_view(), name="me"),
-    path("", include("apps.exercises.urls")),
+    path("", include("apps.learning.urls")),
     path("", include("apps.progress.urls")),
 ]
 
 web: list[URLPattern | URLResolver] = [
-    path("", exercise_views.home, name="home"),
+    path("", learning_views.home, name="home"),
     path("signup/", account_views.signup, name="signup"),
     path("login/", account_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -33,8 +33,8 @@ web: list[URLPattern | URLResolver] = [
     path("profile/", progress_views.profile, name="profile"),
     path("w/<slug64:slug>/reset/", progress_views.workbook_reset, name="workbook-reset"),
     path("w/<slug64:slug>/skills/", progress_views.skills, name="skills"),
-    path("w/<slug64:slug>/", exercise_views.workbook, name="workbook"),
-    path("w/<slug64:slug>/<exercise_number:number>/", exercise_views.exercise, name="exercise"),
+    path("w/<slug64:slug>/", learning_views.workbook, name="workbook"),
+    path("w/<slug64:slug>/<exercise_number:number>/", learning_views.exercise, name="exercise"),
 ]
 
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import authenticate
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,11 +13,10 @@ from rest_framework.views import APIView
 
 from apps.accounts import services
 from apps.accounts.models import Role, User
-from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
-from apps.core.serializers import represent
+from apps.core.request import request_user
+from apps.core.serializers import ErrorOut, represent
 from apps.core.throttling import FixedWindowScopedThrottle
-from apps.exercises.serializers import ErrorOut
 
 
 class UserOut(serializers.Serializer[Any]):
@@ -71,27 +68,18 @@ class TokenApi(APIView):
     def post(self, request: Request) -> Response:
         body = TokenIn(data=request.data)
         body.is_valid(raise_exception=True)
-        username = body.validated_data["username"]
-        # The address is limited by the "auth" throttle above; the username here.
-        services.login_admit(username=username)
-        user = authenticate(request._request, **body.validated_data)
-        if not isinstance(user, User) or not user.is_active:
-            services.login_failed(username=username)
-            raise ApplicationError("Wrong username or password.", code="invalid_credentials")
-        token, _ = Token.objects.get_or_create(user=user)
+        # The address is limited by the "auth" throttle above; the username in the service.
+        token, user = services.auth_token_create(request=request._request, **body.validated_data)
         return Response(represent(TokenOut, {"token": token.key, "user": user_dict(user)}))
 
     @extend_schema(operation_id="auth_token_destroy", request=None, responses={204: None})
     def delete(self, request: Request) -> Response:
-        user = request.user
-        assert isinstance(user, User)
-        Token.objects.filter(user=user).delete()
+        services.auth_token_revoke(user=request_user(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class MeApi(APIView):
     @extend_schema(operation_id="me_retrieve", responses={200: UserOut, 401: OpenApiResponse(ErrorOut)})
     def get(self, request: Request) -> Response:
-        user = request.user
-        assert isinstance(user, User)
+        user = request_user(request)
         return Response(represent(UserOut, user_dict(user)))

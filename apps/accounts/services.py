@@ -8,11 +8,14 @@ import math
 import time
 
 from django.conf import settings
+from django.contrib.auth import authenticate
 from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import transaction
+from django.http import HttpRequest
 from rest_framework import status
+from rest_framework.authtoken.models import Token
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
@@ -146,3 +149,23 @@ def login_admit(*, username: str, client: str | None = None, now: float | None =
 def login_failed(*, username: str, now: float | None = None) -> None:
     """Count a failed sign-in (wrong password or no such user) against the username."""
     _over("login_username", _username_key(username), time.time() if now is None else now)
+
+
+# ---- API tokens ----------------------------------------------------------------------------------
+
+
+def auth_token_create(*, request: HttpRequest | None, username: str, password: str) -> tuple[Token, User]:
+    """Check a sign-in (limits first, then the password): the user and their API token, the same
+    token each time until it is revoked. ``request`` goes to the authentication backends."""
+    login_admit(username=username)
+    user = authenticate(request, username=username, password=password)
+    if not isinstance(user, User) or not user.is_active:
+        login_failed(username=username)
+        raise ApplicationError("Wrong username or password.", code="invalid_credentials")
+    token, _ = Token.objects.get_or_create(user=user)
+    return token, user
+
+
+def auth_token_revoke(*, user: User) -> None:
+    """Sign every API client of this user out (there is one token per user)."""
+    Token.objects.filter(user=user).delete()

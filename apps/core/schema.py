@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from apps.core.converters import (
@@ -30,6 +31,7 @@ from apps.core.converters import (
     BoundedSlugConverter,
     ExerciseNumberConverter,
 )
+from apps.core.serializers import ErrorOut
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorOut"}
 RETRY_AFTER = {
@@ -173,3 +175,11 @@ def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bo
             "Authorize box type the word `Token`, a space, then the key (a bare key is refused with 401)."
         )
     return result
+
+
+# Error responses every API module declares, in the one error shape.
+ERRORS: dict[int, OpenApiResponse] = {
+    401: OpenApiResponse(ErrorOut, description="Not authenticated."),
+    404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
+}
+ERRORS_PAGE = {400: OpenApiResponse(ErrorOut, description="`page_size` is not a whole number from 1 to 200.")}

@@ -26,3 +26,16 @@ def represent(cls: type[serializers.Serializer[Any]], data: Any) -> dict[str, An
 def represent_many(cls: type[serializers.Serializer[Any]], items: list[Any]) -> list[dict[str, Any]]:
     serializer = _instance(cls)
     return [dict(serializer.to_representation(item)) for item in items]
+
+
+# ---- the one error shape (apps.core.exceptions renders it) -----------------------------------
+
+
+class ErrorDetailOut(serializers.Serializer[Any]):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. wrong_dimension, not_found.")
+    message = serializers.CharField(help_text="What went wrong, for a person.")
+    details = serializers.DictField(help_text="Extra context, e.g. `understood` for answers we could not grade.")
+
+
+class ErrorOut(serializers.Serializer[Any]):
+    error = ErrorDetailOut()

@@ -19,8 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from pydantic import ValidationError
 
-from apps.exercises import services
-from apps.exercises.apis import chapter_scope
+from apps.exercises import formats, services
 from apps.exercises.content import cache
 from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.render import RenderError, render
@@ -28,6 +27,7 @@ from apps.exercises.content.resolve import ContentError
 from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.grading.formula import FormulaError, scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
+from apps.exercises.selectors import chapter_scope
 from apps.sandbox.local import LocalRunner
 
 
@@ -158,8 +158,17 @@ class ExerciseForm(forms.ModelForm[Exercise]):
             raise forms.ValidationError(
                 ["; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())]
             ) from None
-        if self.instance.pk and spec.number != self.instance.number:
-            raise forms.ValidationError("The exercise number is its identity; add a new exercise instead.")
+        if self.instance.pk and spec.id != self.instance.key:
+            raise forms.ValidationError(
+                "The exercise id is its identity (attempts and progress follow it); add a new exercise instead."
+            )
+        chapter = data.get("chapter")
+        if chapter is not None:
+            same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
+            if not self.instance.pk and same_workbook.filter(key=spec.id).exists():
+                raise forms.ValidationError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
+            if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
+                raise forms.ValidationError(f"Another active exercise of this workbook is numbered {spec.number}.")
         try:
             # The code itself comes from the content files (kept above), i.e. authors' reviewed code.
             problems = check_exercise(spec, runner=LocalRunner())
@@ -189,9 +198,9 @@ class VersionInline(admin.TabularInline[ExerciseVersion, Exercise]):
 @admin.register(Exercise)
 class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
     form = ExerciseForm
-    list_display = ("number", "title", "workbook", "kind", "format", "difficulty", "version_number", "is_active")
+    list_display = ("number", "key", "title", "workbook", "kind", "format", "difficulty", "version_number", "is_active")
     list_filter = ("workbook", "kind", "format", "difficulty", "is_active")
-    search_fields = ("number", "title", "workbook__title")
+    search_fields = ("number", "key", "title", "workbook__title")
     list_select_related = ("workbook", "current_version")
     ordering = ("workbook", "chapter__number", "position")
     readonly_fields = ("preview",)
@@ -213,24 +222,7 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
             html = cache.rendered(version)
         except ContentError as exc:
             return format_html("<strong>Does not resolve:</strong> {}", exc)
-        rows: list[tuple[str, str]] = []
-        if r.answer_text:
-            rows.append(("Answer", r.answer_text))
-            if r.numeric:
-                rows += [
-                    (
-                        "Accepted with a unit note" if a.convention else "Accepted alternate",
-                        f"{r.numeric.text(a.value)} — {a.feedback}",
-                    )
-                    for a in r.numeric.alternates
-                ]
-                rows += [("Known mistake", f"{r.numeric.text(m.value)} — {m.feedback}") for m in r.numeric.mistakes]
-        for cid, target in r.cells.items():
-            rows.append((f"Cell {cid}", target.text()))
-        for o in r.spec.options or []:  # rendered text, as learners read it (ResolvedExercise.spec)
-            rows.append(("Correct option" if o.correct else "Distractor", f"{o.text} — feedback: {o.feedback}"))
-        if r.spec.buggy_lines:
-            rows.append(("Buggy lines", ", ".join(map(str, r.spec.buggy_lines))))
+        rows = formats.get(r.spec.format).preview_rows(r)
         answers = format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows)
         return format_html(
             '<div style="max-width:60rem">{}<table>{}</table><h3>Derivation</h3>{}</div>',

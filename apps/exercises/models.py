@@ -1,7 +1,8 @@
 """Workbooks, chapters, exercises, their versions, and learners' attempts.
 
-An Exercise is the stable identity (workbook + number) that URLs and progress point at. What it
-asks and how it is graded lives in an immutable ExerciseVersion: when the grading spec changes,
+An Exercise is the stable identity (workbook + key, the content file's ``id:``) that attempts and
+progress point at; its number is display only, and URLs find it among the active exercises. What
+it asks and how it is graded lives in an immutable ExerciseVersion: when the grading spec changes,
 ``sync_content`` adds a version and attempts keep pointing at the one they were graded against.
 Prose edits (prompt, explanation, hints) update the current version in place.
 """
@@ -63,7 +64,15 @@ class Chapter(models.Model):
 class Exercise(models.Model):
     workbook = models.ForeignKey(Workbook, on_delete=models.CASCADE, related_name="exercises")
     chapter = models.ForeignKey(Chapter, on_delete=models.CASCADE, related_name="exercises")
-    number = models.CharField(max_length=16, help_text="As the source numbers it: 0.1, q1a.")
+    key = models.SlugField(
+        max_length=48,
+        db_index=False,  # exercise_unique_key indexes it
+        help_text="The content file's `id:`: the exercise's identity, which renumbering leaves alone. "
+        "`retired-<pk>` for an exercise retired before ids existed.",
+    )
+    number = models.CharField(
+        max_length=16, help_text="As the source numbers it: 0.1, q1a. Display only; unique among active exercises."
+    )
     position = models.PositiveIntegerField(default=0, help_text="Order within the chapter.")
     title = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=ExerciseKind.choices)
@@ -78,7 +87,11 @@ class Exercise(models.Model):
     class Meta:
         ordering = ["workbook", "chapter__number", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["workbook", "number"], name="exercise_unique_number"),
+            models.UniqueConstraint(fields=["workbook", "key"], name="exercise_unique_key"),
+            # A retired exercise keeps its last number, which a new exercise may take.
+            models.UniqueConstraint(
+                fields=["workbook", "number"], condition=models.Q(is_active=True), name="exercise_unique_active_number"
+            ),
             models.CheckConstraint(condition=models.Q(kind__in=ExerciseKind.values), name="exercise_kind_valid"),
             models.CheckConstraint(condition=models.Q(format__in=AnswerFormat.values), name="exercise_format_valid"),
             models.CheckConstraint(

@@ -9,24 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.exercises.choices import AnswerFormat, AttemptPart
+from apps.exercises import formats
+from apps.exercises.choices import AttemptPart
 from apps.exercises.content.schema import ExerciseSpec
 
 
 def parts(spec: ExerciseSpec) -> tuple[AttemptPart, ...]:
-    if spec.format == AnswerFormat.CODE:
-        return (AttemptPart.CODE,)
-    if spec.format == AnswerFormat.LINES and spec.code is not None and spec.code.cases:
-        return (AttemptPart.LINES, AttemptPart.CODE)
-    return (AttemptPart.WHOLE,)
+    return formats.get(spec.format).parts(spec)
 
 
 def part_of(spec: ExerciseSpec, payload: dict[str, Any]) -> AttemptPart:
     """The part a payload answers: code goes to the sandbox, anything else is graded here."""
-    available = parts(spec)
-    if AttemptPart.CODE in available and (spec.format == AnswerFormat.CODE or "code" in payload):
-        return AttemptPart.CODE
-    return available[0]
+    return formats.get(spec.format).part_of(spec, payload)
 
 
 def bit(spec: ExerciseSpec, part: str) -> int:

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from django.utils.html import escape
+from django.template.loader import render_to_string
 
 from apps.exercises.content.schema import PlotSpec
 from apps.exercises.grading.formula import FormulaError, Number, evaluate
@@ -101,13 +101,89 @@ def fixed_marks(spec: PlotSpec, scope: Mapping[str, Number]) -> list[tuple[int, 
     return out
 
 
-def draw(
+@dataclass(frozen=True)
+class Tick:
+    """A decade on an axis: its grid line at ``at`` (an x on the x axis, a y on the y axis) and
+    its label's anchor."""
+
+    at: float
+    label: str
+    label_x: float
+    label_y: float
+
+
+@dataclass(frozen=True)
+class Line:
+    """One curve as drawn: its samples in SVG units and its dash pattern ("" for solid)."""
+
+    index: int
+    points: tuple[tuple[float, float], ...]
+    dash: str
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point where it is drawn, and where the number keying it to the table goes."""
+
+    number: int
+    point: Point
+    x: float
+    y: float
+    apex_y: float  # a fixed point's triangle: its top vertex
+    key_x: float
+    key_y: float
+    description: str
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """A curve's sample line and its label under the plot."""
+
+    index: int
+    label: str
+    dash: str
+    x1: float
+    x2: float
+    line_y: float
+    text_x: float
+    text_y: float
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Everything the picture shows, computed: coordinates in SVG units and the texts; no markup."""
+
+    title: str
+    description: str
+    width: int
+    height: int
+    left: int
+    top: int
+    plot_width: int
+    plot_height: int
+    plot_right: int
+    plot_bottom: int
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    x_label: str
+    x_label_at: tuple[float, float]
+    y_label: str
+    y_label_at: tuple[float, float]  # the label is turned a quarter: its anchor before turning
+    lines: tuple[Line, ...]
+    marks: tuple[Mark, ...]
+    legend: tuple[LegendEntry, ...]
+    points: tuple[Point, ...]
+    curves: tuple[str, ...]
+
+
+def geometry(
     spec: PlotSpec,
     scope: Mapping[str, Number],
     answers: Mapping[str, float],
     yours: Mapping[str, float | None],
-) -> Figure:
-    """The figure, with the answer and the learner's value for each part-mark (None: not given)."""
+) -> Geometry:
+    """The figure's geometry, with the answer and the learner's value for each part-mark (None:
+    not given). Raises PlotError when the formulas do not draw over the x range."""
     curves = curves_of(spec, scope)
     points: list[Point] = []
     for curve_index, x, label in fixed_marks(spec, scope):
@@ -127,7 +203,7 @@ def draw(
         raise PlotError("plot.x: min must be below max")
     lx0, lx1 = math.log10(x_min), math.log10(x_max)
     grid = [10 ** (lx0 + (lx1 - lx0) * i / (SAMPLES - 1)) for i in range(SAMPLES)]
-    lines: list[list[tuple[float, float]]] = []
+    samples: list[list[tuple[float, float]]] = []
     for i, c in enumerate(curves):
         try:
             ys = [(x, c.at(x)) for x in grid]
@@ -135,9 +211,9 @@ def draw(
             raise PlotError(f"plot.curves[{i}].intensity: {exc}") from None
         if any(not (y > 0 and math.isfinite(y)) for _, y in ys):
             raise PlotError(f"plot.curves[{i}]: attainable FLOP/s must be positive over the x range")
-        lines.append(ys)
+        samples.append(ys)
     points = [Point(p.x, curves[p.curve].at(p.x), p.curve, p.label, p.kind) for p in points]
-    all_y = [y for line in lines for _, y in line]
+    all_y = [y for line in samples for _, y in line]
     y_min = spec.y.min or 10 ** math.floor(math.log10(min(all_y)))
     y_max = spec.y.max or 10 ** math.ceil(math.log10(max(c.peak for c in curves) * 1.5))
     ly0, ly1 = math.log10(y_min), math.log10(y_max)
@@ -150,58 +226,69 @@ def draw(
         clamped = min(max(y, y_min), y_max)
         return TOP + (1 - (math.log10(clamped) - ly0) / (ly1 - ly0)) * ph
 
-    parts: list[str] = []
-    placed: list[Box] = []  # the mark numbers' boxes so far
-    for e in range(math.ceil(lx0), math.floor(lx1) + 1):
-        x = px(10**e)
-        parts.append(f'<line class="grid" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + ph}"/>')
-        parts.append(f'<text class="tick" x="{x:.1f}" y="{TOP + ph + 16}" text-anchor="middle">{_decade(e)}</text>')
-    for e in range(math.ceil(ly0), math.floor(ly1) + 1):
-        y = py(10**e)
-        parts.append(f'<line class="grid" x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + pw}" y2="{y:.1f}"/>')
-        parts.append(f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{si(10**e)}</text>')
-    parts.append(f'<rect class="frame" x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}"/>')
-    parts.append(
-        f'<text class="axis" x="{LEFT + pw / 2:.1f}" y="{HEIGHT - 22}" text-anchor="middle">{escape(spec.x.label)}</text>'
+    x_ticks = tuple(
+        Tick(x, _decade(e), x, TOP + ph + 16) for e in range(math.ceil(lx0), math.floor(lx1) + 1) for x in [px(10**e)]
     )
-    parts.append(
-        f'<text class="axis" transform="translate(16 {TOP + ph / 2:.1f}) rotate(-90)" text-anchor="middle">'
-        f"{escape(spec.y.label)}</text>"
+    y_ticks = tuple(
+        Tick(y, si(10**e), LEFT - 6, y + 4) for e in range(math.ceil(ly0), math.floor(ly1) + 1) for y in [py(10**e)]
     )
-    for i, line in enumerate(lines):
-        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in line)
-        dash = f' stroke-dasharray="{_DASHES[i]}"' if _DASHES[i] else ""
-        parts.append(f'<polyline class="curve c{i}" points="{path}"{dash}/>')
+    lines = tuple(Line(i, tuple((px(x), py(y)) for x, y in line), _DASHES[i]) for i, line in enumerate(samples))
     shown = [(n, p) for n, p in enumerate(points, start=1) if x_min <= p.x <= x_max]
     spots = [(px(p.x), py(p.y)) for _, p in shown]
+    placed: list[Box] = []  # the mark numbers' boxes so far
+    marks = []
     for (n, p), (x, y) in zip(shown, spots, strict=True):
         nx, ny = _key_position((x, y), len(str(n)), placed, spots, below=p.kind == "yours")
-        if p.kind == "yours":
-            shape = f'<circle class="mark yours c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="5"/>'
-        elif p.kind == "answer":
-            shape = f'<circle class="mark answer c{p.curve}" cx="{x:.1f}" cy="{y:.1f}" r="8"/>'
-        else:
-            shape = f'<path class="mark fixed c{p.curve}" d="M{x:.1f} {y - 7:.1f} l6 10 h-12 z"/>'
-        key = f'<text class="mark-key" x="{nx:.1f}" y="{ny:.1f}">{n}</text>'
-        parts.append(f"<g><title>{escape(_describe(p))}</title>{shape}{key}</g>")
+        marks.append(Mark(n, p, x, y, y - 7, nx, ny, _describe(p)))
     legend_y = HEIGHT - 6
-    for i, c in enumerate(curves):
-        lx = LEFT + i * (pw / max(1, len(curves)))
-        dash = f' stroke-dasharray="{_DASHES[i]}"' if _DASHES[i] else ""
-        parts.append(
-            f'<line class="curve c{i}" x1="{lx:.1f}" y1="{legend_y - 4}" x2="{lx + 24:.1f}" y2="{legend_y - 4}"{dash}/>'
-        )
-        parts.append(f'<text class="legend" x="{lx + 30:.1f}" y="{legend_y}">{escape(c.label)}</text>')
-    desc = "; ".join(
+    legend = tuple(
+        LegendEntry(i, c.label, _DASHES[i], lx, lx + 24, legend_y - 4, lx + 30, legend_y)
+        for i, c in enumerate(curves)
+        for lx in [LEFT + i * (pw / max(1, len(curves)))]
+    )
+    description = "; ".join(
         [f"{c.label}: peak {si(c.peak)}FLOP/s, bandwidth {si(c.bandwidth)}B/s" for c in curves]
         + [_describe(p) for p in points]
     )
-    svg = (
-        f'<svg class="roofline" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="roofline-title roofline-desc"'
-        f' xmlns="http://www.w3.org/2000/svg"><title id="roofline-title">{escape(spec.title)}</title>'
-        f'<desc id="roofline-desc">{escape(desc)}</desc>{"".join(parts)}</svg>'
+    return Geometry(
+        title=spec.title,
+        description=description,
+        width=WIDTH,
+        height=HEIGHT,
+        left=LEFT,
+        top=TOP,
+        plot_width=pw,
+        plot_height=ph,
+        plot_right=LEFT + pw,
+        plot_bottom=TOP + ph,
+        x_ticks=x_ticks,
+        y_ticks=y_ticks,
+        x_label=spec.x.label,
+        x_label_at=(LEFT + pw / 2, HEIGHT - 22),
+        y_label=spec.y.label,
+        y_label_at=(16, TOP + ph / 2),
+        lines=lines,
+        marks=tuple(marks),
+        legend=legend,
+        points=tuple(points),
+        curves=tuple(c.label for c in curves),
     )
-    return Figure(svg=svg, points=tuple(points), curves=tuple(c.label for c in curves))
+
+
+def svg(g: Geometry) -> str:
+    """The figure as an SVG element: templates/exercises/roofline.svg."""
+    return render_to_string("exercises/roofline.svg", {"g": g}).strip()
+
+
+def draw(
+    spec: PlotSpec,
+    scope: Mapping[str, Number],
+    answers: Mapping[str, float],
+    yours: Mapping[str, float | None],
+) -> Figure:
+    """The figure, with the answer and the learner's value for each part-mark (None: not given)."""
+    g = geometry(spec, scope, answers, yours)
+    return Figure(svg=svg(g), points=g.points, curves=g.curves)
 
 
 _KEY_OFFSETS = ((9, -9), (-9, -9), (9, 17), (-9, 17), (13, 4), (-13, 4), (0, -22), (0, 30), (20, -22), (-20, -22))

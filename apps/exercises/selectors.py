@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import QuerySet
 from django.http import Http404
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.content import cache, export
+from apps.exercises.grading.formula import scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
-from apps.progress.models import ExerciseProgress
 
 
 @dataclass(frozen=True)
@@ -27,27 +27,13 @@ class Counts:
         return round(100 * self.solved / self.total) if self.total else 0
 
 
-def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
-    """Published workbooks with the caller's solved/total counts (two queries)."""
-    workbooks = list(
-        Workbook.objects.filter(is_published=True)
-        .annotate(total=Count("exercises", filter=Q(exercises__is_active=True)))
-        .order_by("position", "slug")  # Meta.ordering does not apply to an aggregating query
-    )
-    solved = _solved_by(user, "workbook_id")
-    return [(w, Counts(w.total, solved.get(w.pk, 0))) for w in workbooks]
+def counts_dict(c: Counts) -> dict[str, int]:
+    return {"solved": c.solved, "total": c.total, "percent": c.percent}
 
 
-def _solved_by(user: User | None, key: str, **filters: object) -> dict[int, int]:
-    if user is None or not user.is_authenticated:
-        return {}
-    field = {"workbook_id": "workbook_id", "chapter_id": "exercise__chapter_id"}[key]
-    rows = (
-        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False, exercise__is_active=True, **filters)
-        .values(field)
-        .annotate(n=Count("id"))
-    )
-    return {row[field]: row["n"] for row in rows}
+def chapter_scope(chapter: Chapter) -> dict[str, Any]:
+    """The chapter's givens and derived values, evaluated: what its prose and exercises refer to."""
+    return scope_of(chapter.givens or {}, chapter.derived or {})
 
 
 def workbook_get(*, slug: str) -> Workbook:
@@ -55,14 +41,6 @@ def workbook_get(*, slug: str) -> Workbook:
         return Workbook.objects.get(slug=slug, is_published=True)
     except Workbook.DoesNotExist:
         raise Http404("No such workbook.") from None
-
-
-def chapter_list(*, workbook: Workbook, user: User | None) -> list[tuple[Chapter, Counts]]:
-    chapters = list(
-        workbook.chapters.annotate(total=Count("exercises", filter=Q(exercises__is_active=True))).order_by("number")
-    )
-    solved = _solved_by(user, "chapter_id", workbook_id=workbook.pk)
-    return [(c, Counts(c.total, solved.get(c.pk, 0))) for c in chapters]
 
 
 def chapter_get(*, workbook: Workbook, number: int) -> Chapter:
@@ -120,18 +98,6 @@ def exercise_get(*, workbook_slug: str, number: str) -> Exercise:
         _lookups.clear()
     _lookups[(workbook_slug, number)] = (generation, exercise)
     return exercise
-
-
-def progress_map(*, user: User | None, exercises: list[Exercise]) -> dict[int, ExerciseProgress]:
-    """The caller's progress rows for these exercises, in one query."""
-    if user is None or not user.is_authenticated or not exercises:
-        return {}
-    rows = ExerciseProgress.objects.filter(user=user, exercise_id__in=[e.pk for e in exercises])
-    return {p.exercise_id: p for p in rows}
-
-
-def progress_get(*, user: User | None, exercise: Exercise) -> ExerciseProgress | None:
-    return progress_map(user=user, exercises=[exercise]).get(exercise.pk)
 
 
 def neighbours(*, exercise: Exercise) -> tuple[str | None, str | None]:

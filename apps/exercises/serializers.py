@@ -1,6 +1,6 @@
 """API bodies. Output serializers render dicts built by ``presentation`` (which alone decides
-what a learner may see); the per-format classes exist so the OpenAPI schema documents every
-request and response body exactly."""
+what a learner may see); the per-format classes (``apps.exercises.formats``: each format's
+answer, widget and solution) exist so the OpenAPI schema documents every body exactly."""
 
 from __future__ import annotations
 
@@ -10,81 +10,14 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from apps.core.fields import StrictCharField
+from apps.exercises import formats
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 
-# ---- errors ---------------------------------------------------------------------------------
-
-
-class ErrorDetailOut(serializers.Serializer[Any]):
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. wrong_dimension, not_found.")
-    message = serializers.CharField(help_text="What went wrong, for a person.")
-    details = serializers.DictField(help_text="Extra context, e.g. `understood` for answers we could not grade.")
-
-
-class ErrorOut(serializers.Serializer[Any]):
-    error = ErrorDetailOut()
-
-
-# ---- answer inputs, one per format ----------------------------------------------------------
-
-
-class NumericAnswerIn(serializers.Serializer[Any]):
-    answer = StrictCharField(max_length=200, help_text="A number with an optional unit: 12.9B, 8.59 GB, 148 tok/s.")
-
-
-class ChoiceAnswerIn(serializers.Serializer[Any]):
-    choices = serializers.ListField(child=StrictCharField(max_length=32), max_length=50, help_text="Option ids.")
-
-
-class OrderAnswerIn(serializers.Serializer[Any]):
-    order = serializers.ListField(child=StrictCharField(max_length=32), max_length=50, help_text="Step ids in order.")
-
-
-class LinesAnswerIn(serializers.Serializer[Any]):
-    """A Debug exercise: either the buggy lines (graded instantly) or the fixed code (sandbox)."""
-
-    lines = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), max_length=500, required=False, help_text="1-based lines."
-    )
-    code = StrictCharField(
-        max_length=100_000, trim_whitespace=False, required=False,
-        help_text="The fixed code, graded in the sandbox (when the widget has `fix`).",
-    )  # fmt: skip
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if ("lines" in attrs) == ("code" in attrs):
-            raise serializers.ValidationError("Send either `lines` (the buggy lines) or `code` (the fix).")
-        return attrs
-
-
-class TableAnswerIn(serializers.Serializer[Any]):
-    cells = serializers.DictField(child=StrictCharField(max_length=200, allow_blank=True), help_text="Cell id → value.")
-
-
-class PartsAnswerIn(serializers.Serializer[Any]):
-    parts = serializers.DictField(
-        child=StrictCharField(max_length=400, allow_blank=True),
-        help_text="Part key → a number with its unit, or an expression. Parts may be left out.",
-    )
-
-
-class CodeAnswerIn(serializers.Serializer[Any]):
-    code = StrictCharField(max_length=100_000, trim_whitespace=False)
-
-
-ANSWER_INPUTS: dict[str, type[serializers.Serializer[Any]]] = {
-    AnswerFormat.NUMERIC: NumericAnswerIn,
-    AnswerFormat.CHOICE: ChoiceAnswerIn,
-    AnswerFormat.ORDER: OrderAnswerIn,
-    AnswerFormat.LINES: LinesAnswerIn,
-    AnswerFormat.TABLE: TableAnswerIn,
-    AnswerFormat.PARTS: PartsAnswerIn,
-    AnswerFormat.CODE: CodeAnswerIn,
-}
+# ---- answer inputs, widgets and solutions: one of each per format (apps.exercises.formats) ----
 
 AttemptRequest = PolymorphicProxySerializer(
     component_name="Attempt",
-    serializers=list(ANSWER_INPUTS.values()),
+    serializers=[f.answer_in for f in formats.ALL],
     resource_type_field_name=None,
 )
 
@@ -105,189 +38,17 @@ class PreviewOut(serializers.Serializer[Any]):
     unit = serializers.CharField()
 
 
-# ---- widgets (what the learner answers with) -------------------------------------------------
-
-
-class _Widget(serializers.Serializer[Any]):
-    format = serializers.ChoiceField(choices=AnswerFormat.choices)
-
-
-class NumericWidget(_Widget):
-    input_unit = serializers.CharField(help_text="How a bare number is read.")
-    bare_in_base_from = serializers.FloatField(
-        allow_null=True,
-        help_text="A bare number at least this large is read in base units (`unit`'s base), not in `input_unit`: "
-        "2147483648 in a GB field is bytes. Null: a bare number is always read in `input_unit`.",
-    )
-    base_unit = serializers.CharField(help_text="The base unit a large bare number is read in (bytes, params...).")
-    unit = serializers.CharField()
-    quantity = serializers.CharField(help_text="What kind of quantity is asked for.")
-    sig_figs = serializers.IntegerField()
-
-
-class OptionOut(serializers.Serializer[Any]):
-    id = serializers.CharField()
-    html = serializers.CharField()
-
-
-class ChoiceWidget(_Widget):
-    multiple = serializers.BooleanField()
-    options = OptionOut(many=True, help_text="Shuffled per learner, stable across visits.")
-
-
-class OrderWidget(_Widget):
-    steps = OptionOut(many=True, help_text="Shuffled per learner; never already in order.")
-
-
-class CodeLineOut(serializers.Serializer[Any]):
-    number = serializers.IntegerField()
-    text = serializers.CharField(allow_blank=True)
-
-
-class CodeFixOut(serializers.Serializer[Any]):
-    language = serializers.CharField()
-    entry = serializers.CharField()
-    starter = serializers.CharField()
-    sandbox_available = serializers.BooleanField(help_text="False: code cannot be graded right now.")
-
-
-class LinesWidget(_Widget):
-    language = serializers.CharField()
-    lines = CodeLineOut(many=True)
-    fix = CodeFixOut(allow_null=True, help_text="A Debug's second part: submit the fixed code as `code`.")
-
-
-class TableColumnOut(serializers.Serializer[Any]):
-    key = serializers.CharField()
-    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
-    is_answer = serializers.BooleanField()
-    input_unit = serializers.CharField(allow_null=True)
-
-
-class TableCellOut(serializers.Serializer[Any]):
-    answer_id = serializers.CharField(allow_null=True, help_text="Set on cells the learner fills in.")
-    value = serializers.JSONField(allow_null=True, help_text="Shown value of a given cell.")
-
-
-class TableRowOut(serializers.Serializer[Any]):
-    key = serializers.CharField()
-    cells = serializers.DictField(child=TableCellOut())
-
-
-class TableWidget(_Widget):
-    columns = TableColumnOut(many=True)
-    rows = TableRowOut(many=True)
-
-
-class SymbolOut(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    meaning = serializers.CharField()
-
-
-class PartOut(serializers.Serializer[Any]):
-    key = serializers.CharField()
-    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
-    kind = serializers.ChoiceField(choices=["numeric", "expression"])
-    input_unit = serializers.CharField(allow_null=True, help_text="numeric: how a bare number is read.")
-    quantity = serializers.CharField(allow_null=True, help_text="numeric: what kind of quantity is asked for.")
-    symbols = SymbolOut(many=True, help_text="expression: the names it may use.")
-
-
-class PartsWidget(_Widget):
-    parts = PartOut(many=True)
-
-
-class CodeWidget(_Widget, CodeFixOut):
-    pass
-
+# ---- widgets (what the learner answers with) and solutions (only after solving or revealing) ---
 
 Widget = PolymorphicProxySerializer(
     component_name="Widget",
-    serializers={
-        AnswerFormat.NUMERIC.value: NumericWidget,
-        AnswerFormat.CHOICE.value: ChoiceWidget,
-        AnswerFormat.ORDER.value: OrderWidget,
-        AnswerFormat.LINES.value: LinesWidget,
-        AnswerFormat.TABLE.value: TableWidget,
-        AnswerFormat.PARTS.value: PartsWidget,
-        AnswerFormat.CODE.value: CodeWidget,
-    },
+    serializers={f.name: f.widget_out for f in formats.ALL},
     resource_type_field_name="format",
 )
 
-# ---- solutions (only after solving or revealing) ----------------------------------------------
-
-
-class _Solution(_Widget):
-    explanation_html = serializers.CharField()
-
-
-class AlternateOut(serializers.Serializer[Any]):
-    text = serializers.CharField()
-    feedback = serializers.CharField()
-
-
-class NumericAnswerOut(serializers.Serializer[Any]):
-    text = serializers.CharField(help_text="The answer in the question's input unit.")
-    value = serializers.FloatField(help_text="In base units.")
-    unit = serializers.CharField()
-    tolerance = serializers.FloatField(help_text="Relative.")
-    alternates = AlternateOut(many=True)
-
-
-class NumericSolution(_Solution):
-    answer = NumericAnswerOut()
-
-
-class OptionSolutionOut(serializers.Serializer[Any]):
-    id = serializers.CharField()
-    correct = serializers.BooleanField()
-    feedback_html = serializers.CharField()
-
-
-class ChoiceSolution(_Solution):
-    options = OptionSolutionOut(many=True)
-
-
-class OrderSolution(_Solution):
-    order = serializers.ListField(child=serializers.CharField())
-    constraints = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
-
-
-class LinesSolution(_Solution):
-    buggy_lines = serializers.ListField(child=serializers.IntegerField())
-    fixed_code = serializers.CharField()
-
-
-class TableSolution(_Solution):
-    cells = serializers.DictField(child=serializers.CharField())
-
-
-class PartAnswerOut(serializers.Serializer[Any]):
-    key = serializers.CharField()
-    label = serializers.CharField()  # type: ignore[assignment]  # a field named like Field.label
-    text = serializers.CharField(help_text="A number in the part's input unit, or the expression.")
-
-
-class PartsSolution(_Solution):
-    parts = PartAnswerOut(many=True)
-
-
-class CodeSolution(_Solution):
-    reference_solution = serializers.CharField()
-
-
 Solution = PolymorphicProxySerializer(
     component_name="Solution",
-    serializers={
-        AnswerFormat.NUMERIC.value: NumericSolution,
-        AnswerFormat.CHOICE.value: ChoiceSolution,
-        AnswerFormat.ORDER.value: OrderSolution,
-        AnswerFormat.LINES.value: LinesSolution,
-        AnswerFormat.TABLE.value: TableSolution,
-        AnswerFormat.PARTS.value: PartsSolution,
-        AnswerFormat.CODE.value: CodeSolution,
-    },
+    serializers={f.name: f.solution_out for f in formats.ALL},
     resource_type_field_name="format",
 )
 

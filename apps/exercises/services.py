@@ -12,22 +12,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
-from apps.exercises import parts, presentation
-from apps.exercises.choices import AnswerFormat, AttemptPart, Verdict
+from apps.exercises import formats
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, SkillsSpec, WorkbookSpec
 from apps.exercises.grading import numeric
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
-from apps.exercises.grading.structured import grade_choice, grade_lines, grade_order, grade_parts, grade_table
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
-from apps.progress import services as progress_services
-from apps.progress.models import ExerciseProgress
-from apps.sandbox import services as sandbox_services
+from apps.exercises.models import Chapter, Exercise, ExerciseVersion, Skill, Workbook
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +38,7 @@ class SyncReport:
     updated: list[str] = field(default_factory=list)
     unchanged: int = 0
     retired: list[str] = field(default_factory=list)
+    renumbered: list[str] = field(default_factory=list)
 
     def changed(self, outcome: str) -> list[str]:
         return {"created": self.created, "new_version": self.new_versions, "updated": self.updated}[outcome]
@@ -52,10 +46,11 @@ class SyncReport:
 
 @transaction.atomic
 def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
-    """Upsert a workbook from its validated spec, keyed by slug and exercise number.
+    """Upsert a workbook from its validated spec, keyed by slug and exercise id (the number is display).
 
-    Never deletes: exercises that left the files are retired (hidden, attempts kept). An exercise
-    whose grading changed gets a new version; prose-only edits update the current version.
+    Never deletes: exercises that left the files are retired (hidden, attempts kept), and a retired
+    exercise is only ever brought back by its own id. An exercise whose grading changed gets a new
+    version; prose-only edits (and renumbering) update the current version.
     """
     workbook, _ = Workbook.objects.update_or_create(
         slug=spec.slug,
@@ -68,19 +63,25 @@ def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
         },
     )
     report = SyncReport(workbook=spec.slug)
-    seen: set[str] = set()
+    wanted = {e.id: e for c in spec.chapters for e in c.exercises}
+    # Phase one: free the numbers. Numbers are unique among active exercises only, so retiring the
+    # exercises that left the files, and setting aside those about to change number, lets phase two
+    # give every number to its new holder in any order (3.3 and 3.4 may swap).
+    active = list(Exercise.objects.select_for_update().filter(workbook=workbook, is_active=True))
+    gone = [e for e in active if e.key not in wanted]
+    moving = [e for e in active if e.key in wanted and e.number != wanted[e.key].number]
+    report.retired = sorted(e.number for e in gone)
+    report.renumbered = [f"{e.number} → {wanted[e.key].number}" for e in moving]
+    Exercise.objects.filter(pk__in=[e.pk for e in gone + moving]).update(is_active=False)
+    # Phase two: upsert by id; exercise_upsert reactivates the moving ones under their new numbers.
     for chapter_spec in spec.chapters:
         chapter = chapter_upsert(workbook=workbook, spec=chapter_spec)
         for position, exercise_spec in enumerate(chapter_spec.exercises):
-            seen.add(exercise_spec.number)
             _, outcome = exercise_upsert(workbook=workbook, chapter=chapter, spec=exercise_spec, position=position)
             if outcome == "unchanged":
                 report.unchanged += 1
             else:
                 report.changed(outcome).append(exercise_spec.number)
-    gone = Exercise.objects.filter(workbook=workbook, is_active=True).exclude(number__in=seen)
-    report.retired = sorted(gone.values_list("number", flat=True))
-    gone.update(is_active=False)
     skills_sync(workbook=workbook, spec=spec.skills)
     cache.bump_generation()
     logger.info("content synced", extra={"workbook": spec.slug})
@@ -120,13 +121,21 @@ def chapter_upsert(*, workbook: Workbook, spec: ChapterSpec) -> Chapter:
     return chapter
 
 
+class NumberTaken(ApplicationError):
+    """Another active exercise of the workbook shows this number (``workbook_sync`` frees them first)."""
+
+    status_code = 409
+
+
 @transaction.atomic
 def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec, position: int) -> tuple[Exercise, str]:
-    """Create or update one exercise. Returns it and what happened: created, new_version, updated, unchanged."""
+    """Create or update the exercise with this id. Returns it and what happened: created, new_version,
+    updated, unchanged. Raises NumberTaken if another active exercise holds the number."""
     spec_json = spec.model_dump(mode="json")
     g_hash, c_hash = grading_hash(spec), cache.content_hash(spec_json)
     fields = {
         "chapter": chapter,
+        "number": spec.number,
         "position": position,
         "title": spec.title,
         "kind": spec.kind,
@@ -134,10 +143,22 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
         "difficulty": spec.difficulty,
         "is_active": True,
     }
-    exercise = Exercise.objects.select_for_update().filter(workbook=workbook, number=spec.number).first()
+    exercise = Exercise.objects.select_for_update().filter(workbook=workbook, key=spec.id).first()
     created = exercise is None
+    if exercise is None or exercise.number != spec.number or not exercise.is_active:
+        holder = (
+            Exercise.objects.filter(workbook=workbook, number=spec.number, is_active=True)
+            .exclude(key=spec.id)
+            .values_list("key", flat=True)
+            .first()
+        )
+        if holder is not None:
+            raise NumberTaken(
+                f"Exercise {spec.number} of {workbook.slug} is {holder!r}, not {spec.id!r}: renumber it first.",
+                code="number_taken",
+            )
     if exercise is None:
-        exercise = Exercise.objects.create(workbook=workbook, number=spec.number, **fields)
+        exercise = Exercise.objects.create(workbook=workbook, key=spec.id, **fields)
     else:
         changed = [k for k, v in fields.items() if getattr(exercise, k) != v]
         for k in changed:
@@ -146,12 +167,17 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
             exercise.save(update_fields=changed)
             cache.bump_generation()
     current = exercise.current_version
-    if current is not None and current.grading_hash == g_hash and current.content_hash == c_hash:
+    same_grading = current is not None and current.grading_hash in (g_hash, _legacy_grading_hash(current, spec))
+    if current is not None and same_grading and current.content_hash == c_hash:
         return exercise, "unchanged"
     cache.bump_generation()
-    if current is not None and current.grading_hash == g_hash:
+    if current is not None and same_grading:
+        # A legacy hash (written before ids) is kept while the number it includes stays: option
+        # and step ids derive from it, and they should not change under a learner for a prose edit.
+        keep = current.grading_hash == grading_hash(spec, legacy=True)
         current.spec, current.content_hash = spec_json, c_hash
-        current.save(update_fields=["spec", "content_hash"])
+        current.grading_hash = current.grading_hash if keep else g_hash
+        current.save(update_fields=["spec", "content_hash", "grading_hash"])
         return exercise, "updated"
     number = (current.version + 1) if current is not None else 1
     version = ExerciseVersion.objects.create(
@@ -160,6 +186,12 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
     exercise.current_version = version
     exercise.save(update_fields=["current_version"])
     return exercise, "created" if created else "new_version"
+
+
+def _legacy_grading_hash(version: ExerciseVersion, spec: ExerciseSpec) -> str:
+    """The hash ``spec`` would have had before exercises had ids, numbered as ``version`` was written."""
+    written = version.spec.get("number") if isinstance(version.spec, dict) else None
+    return grading_hash(spec.model_copy(update={"number": str(written or spec.number)}), legacy=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,97 +213,13 @@ def _invalid(exc: InvalidAnswer) -> UngradableAnswer:
 def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, Any]) -> GradeResult:
     """Grade a learner's payload against a version. Raises UngradableAnswer; writes nothing."""
     r = cache.resolved(version)
-    spec = r.spec
     try:
-        if spec.format == AnswerFormat.NUMERIC:
-            assert r.numeric is not None
-            return numeric.grade(_field(payload, "answer", str), r.numeric)
-        if spec.format == AnswerFormat.CHOICE:
-            ids = presentation.option_ids(version, len(spec.options or []))
-            chosen = presentation.map_ids(_field(payload, "choices", list), {v: i for i, v in enumerate(ids)}, "option")
-            return grade_choice(spec.options or [], chosen, multiple=spec.multiple)
-        if spec.format == AnswerFormat.ORDER:
-            mapping = {v: k for k, v in presentation.step_ids(version, spec).items()}
-            order = presentation.map_ids(_field(payload, "order", list), mapping, "step")
-            return grade_order(spec.steps or [], spec.constraints, order)
-        if spec.format == AnswerFormat.LINES and "code" not in payload:
-            assert spec.code is not None
-            lines = _field(payload, "lines", list)
-            if not all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
-                raise InvalidAnswer("bad_payload", "Lines are given by their numbers.")
-            return grade_lines(spec.buggy_lines or [], lines, line_count=len(spec.code.starter.splitlines()))
-        if spec.format == AnswerFormat.TABLE:
-            cells = _field(payload, "cells", dict)
-            return grade_table(r.cells, presentation.table_labels(spec), {str(k): str(v) for k, v in cells.items()})
-        if spec.format == AnswerFormat.PARTS:
-            answers = _field(payload, "parts", dict)
-            return grade_parts(r.parts, presentation.part_labels(spec), {str(k): str(v) for k, v in answers.items()})
+        result = formats.get(r.spec.format).grade(version, r, payload)
     except InvalidAnswer as exc:
         raise _invalid(exc) from None
-    raise ApplicationError("Code is graded in the sandbox, not here.", code="code_is_queued", status_code=400)
-
-
-_KIND_NAMES: dict[type, str] = {str: "a string", list: "a list", dict: "an object"}
-
-
-def _field(payload: dict[str, Any], name: str, kind: type) -> Any:
-    value = payload.get(name)
-    if not isinstance(value, kind):
-        expected = _KIND_NAMES[kind]
-        raise InvalidAnswer("bad_payload", f"This exercise takes `{name}`: {expected}.")
-    return value
-
-
-@dataclass(frozen=True)
-class AttemptOutcome:
-    attempt: Attempt
-    progress: ExerciseProgress | None
-    first_solve: bool
-
-    @property
-    def pending(self) -> bool:
-        """Queued for the sandbox: the verdict comes later (poll the attempt's URL)."""
-        return not self.attempt.is_final
-
-
-def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
-    """Grade and record an attempt, and update the learner's progress in the same transaction.
-
-    Code (a Build, or a Debug's fix) is queued for the sandbox instead: the attempt comes back
-    ``queued`` and is counted when a worker grades it.
-    """
-    version = exercise.current_version
-    if version is None:
-        raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
-    spec = cache.resolved(version).spec
-    part = parts.part_of(spec, payload)
-    if part == AttemptPart.CODE:
-        queued = sandbox_services.code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
-        return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
-    result = grade_payload(version=version, user_id=user.pk, payload=payload)
-    attempt = Attempt(
-        user=user,
-        exercise=exercise,
-        version=version,
-        part=part,
-        raw=payload,
-        parsed=result.parsed,
-        verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
-        score=result.score,
-        accepted_with_note=result.noted,
-        counted=result.counts,
-        feedback=result.feedback,
-        details=result.details,
-        created_at=timezone.now(),
-    )
-    progress, first_solve = progress_services.attempt_record(
-        attempt=attempt, part_bit=parts.bit(spec, part), all_parts=parts.all_bits(spec)
-    )
-    logger.info(
-        "attempt graded",
-        extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},
-    )
-    return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
+    if result is None:
+        raise ApplicationError("Code is graded in the sandbox, not here.", code="code_is_queued", status_code=400)
+    return result
 
 
 def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -> dict[str, Any]:
@@ -282,12 +230,7 @@ def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -
     """
     version = exercise.current_version
     r = cache.resolved(version) if version else None
-    targets: dict[str, numeric.NumericTarget] = {}
-    if r is not None:
-        if r.numeric is not None:
-            targets[""] = r.numeric
-        targets |= {k: t for k, t in r.parts.items() if isinstance(t, numeric.NumericTarget)}
-        targets |= r.cells
+    targets = formats.get(r.spec.format).preview_targets(r) if r is not None else {}
     if not targets:
         raise ApplicationError("Only numbers have a preview.", code="no_preview")
     target = targets.get(field or "")
@@ -300,33 +243,3 @@ def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -
     except InvalidAnswer as exc:
         raise _invalid(exc) from None
     return {"understood": interp.understood, "value": interp.value, "unit": target.dim.label()}
-
-
-# ---------------------------------------------------------------------------------------------
-# Reveal and hints
-# ---------------------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
-    """Give up and see the answer. Solving afterwards completes the exercise but earns no points."""
-    progress = progress_services.progress_lock(user=user, exercise=exercise)
-    if progress.revealed_at is None:
-        progress.revealed_at = timezone.now()
-        # Revealing before ever solving gives up this exercise's points for good (a reset keeps it).
-        progress.forfeited = progress.forfeited or progress.first_solved_at is None
-        progress.save(update_fields=["revealed_at", "forfeited"])
-        logger.info("answer revealed", extra={"user_id": user.pk, "exercise_id": exercise.pk})
-    return progress
-
-
-@transaction.atomic
-def hint_reveal_next(*, user: User, exercise: Exercise) -> ExerciseProgress:
-    version = exercise.current_version
-    total = len(cache.resolved(version).spec.hints) if version else 0
-    progress = progress_services.progress_lock(user=user, exercise=exercise)
-    if progress.hints_used >= total:
-        raise ApplicationError("There are no more hints for this exercise.", code="no_more_hints", status_code=409)
-    progress.hints_used += 1
-    progress.save(update_fields=["hints_used"])
-    return progress

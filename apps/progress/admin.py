@@ -21,6 +21,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from apps.accounts.models import Role, User
+from apps.core.request import request_user
 from apps.exercises import selectors as exercise_selectors
 from apps.progress import exports, selectors, services
 from apps.progress.models import Cohort, CohortWorkbook, Membership, SkillCheck
@@ -108,9 +109,9 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
     actions = ["rotate_code"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Cohort]:
-        user = request.user
-        assert isinstance(user, User)
-        return selectors.cohorts_taught(user=user).annotate(learner_count=Count("memberships", distinct=True))
+        return selectors.cohorts_taught(user=request_user(request)).annotate(
+            learner_count=Count("memberships", distinct=True)
+        )
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Cohort | None:
         # Another instructor's cohort is a 404, as everywhere else (the admin would redirect).
@@ -137,7 +138,9 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
 
     def save_model(self, request: HttpRequest, obj: Cohort, form: Any, change: bool) -> None:
         if change:
-            obj.save()
+            # The form has set the fields on obj; the service validates and saves them.
+            handover = obj.instructor if request.user.is_superuser else None
+            services.cohort_update(cohort=obj, name=obj.name, time_zone=obj.time_zone, instructor=handover)
             return
         instructor = obj.instructor if request.user.is_superuser and obj.instructor_id else request.user
         assert isinstance(instructor, User)

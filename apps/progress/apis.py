@@ -17,17 +17,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import User
-from apps.core.exceptions import ApplicationError
+from apps.core import schema
 from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
-from apps.core.serializers import represent, represent_many
+from apps.core.request import request_user
+from apps.core.serializers import ErrorOut, represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
-from apps.exercises import apis as exercise_apis
 from apps.exercises import selectors as exercise_selectors
-from apps.exercises.apis import counts_dict
 from apps.exercises.content.render import markdown_html
 from apps.exercises.models import Attempt, Verdict
-from apps.exercises.selectors import Counts
-from apps.exercises.serializers import ErrorOut
+from apps.exercises.selectors import Counts, counts_dict
 from apps.progress import exports, selectors, services
 from apps.progress.models import Cohort, SkillCheck
 from apps.progress.serializers import (
@@ -51,19 +49,13 @@ from apps.progress.serializers import (
 )
 
 ERRORS = {
-    **exercise_apis.ERRORS,
+    **schema.ERRORS,
     400: OpenApiResponse(ErrorOut, description="Invalid input (explained)."),
     403: OpenApiResponse(ErrorOut, description="Not allowed for your role."),
 }
 
 
 SLUG_EXAMPLE = OpenApiExample("transformer-math", value="transformer-math")
-
-
-def _user(request: Request) -> User:
-    user = request.user
-    assert isinstance(user, User)
-    return user
 
 
 # ---- dict builders, shared with the web views ----------------------------------------------------
@@ -156,7 +148,7 @@ def profile_dict(user: User) -> dict[str, Any]:
 class ProgressApi(APIView):
     @extend_schema(operation_id="progress_retrieve", responses={200: ProgressOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        user = _user(request)
+        user = request_user(request)
         data = {
             "streak": streak_dict(selectors.streak_get(user=user)),
             "workbooks": [mastery_dict(m) for m in selectors.mastery(user=user)],
@@ -171,7 +163,7 @@ class WorkbookProgressApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         workbook = exercise_selectors.workbook_get(slug=slug)
-        (found,) = selectors.mastery(user=_user(request), workbook=workbook) or [
+        (found,) = selectors.mastery(user=request_user(request), workbook=workbook) or [
             selectors.Mastery(slug, workbook.title)
         ]
         return Response(represent(WorkbookMasteryOut, mastery_dict(found)))
@@ -187,14 +179,14 @@ class WorkbookResetApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         workbook = exercise_selectors.workbook_get(slug=slug)
-        cleared = services.workbook_reset(user=_user(request), workbook=workbook)
+        cleared = services.workbook_reset(user=request_user(request), workbook=workbook)
         return Response(represent(ResetOut, {"cleared": cleared}))
 
 
 class StreakApi(APIView):
     @extend_schema(operation_id="streak_retrieve", responses={200: StreakOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        return Response(represent(StreakOut, streak_dict(selectors.streak_get(user=_user(request)))))
+        return Response(represent(StreakOut, streak_dict(selectors.streak_get(user=request_user(request)))))
 
 
 class LeaderboardApi(APIView):
@@ -226,7 +218,11 @@ class LeaderboardApi(APIView):
         query.is_valid(raise_exception=True)
         q = query.validated_data
         board = selectors.leaderboard(
-            user=_user(request), scope=q["scope"], period=q["period"], cohort_id=q.get("cohort"), limit=q["limit"]
+            user=request_user(request),
+            scope=q["scope"],
+            period=q["period"],
+            cohort_id=q.get("cohort"),
+            limit=q["limit"],
         )
         return Response(represent(BoardOut, board_dict(board)))
 
@@ -234,7 +230,7 @@ class LeaderboardApi(APIView):
 class ProfileApi(APIView):
     @extend_schema(operation_id="profile_retrieve", responses={200: ProfileOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        return Response(represent(ProfileOut, profile_dict(_user(request))))
+        return Response(represent(ProfileOut, profile_dict(request_user(request))))
 
     @extend_schema(
         operation_id="profile_update",
@@ -244,7 +240,7 @@ class ProfileApi(APIView):
     def patch(self, request: Request) -> Response:
         body = ProfileIn(data=request.data)
         body.is_valid(raise_exception=True)
-        user = services.profile_update(user=_user(request), **body.validated_data)
+        user = services.profile_update(user=request_user(request), **body.validated_data)
         return Response(represent(ProfileOut, profile_dict(user)))
 
 
@@ -254,7 +250,7 @@ class ProfileApi(APIView):
 class CohortListApi(APIView):
     @extend_schema(operation_id="cohorts_list", responses={200: CohortOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        user = _user(request)
+        user = request_user(request)
         cohorts = list(selectors.cohort_list(user=user))
         due = selectors.due_by_assignment(user=user, cohort_ids=[c.pk for c in cohorts])
         return Response(represent_many(CohortOut, [cohort_dict(c, user, due) for c in cohorts]))
@@ -272,7 +268,7 @@ class CohortListApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        user = _user(request)
+        user = request_user(request)
         body = CohortIn(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -286,7 +282,7 @@ class CohortListApi(APIView):
 class CohortDetailApi(APIView):
     @extend_schema(operation_id="cohorts_retrieve", responses={200: CohortOut, 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request, cohort_id: int) -> Response:
-        user = _user(request)
+        user = request_user(request)
         cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
         due = selectors.due_by_assignment(user=user, cohort_ids=[cohort.pk])
         return Response(represent(CohortOut, cohort_dict(cohort, user, due)))
@@ -311,7 +307,7 @@ class CohortJoinApi(APIView):
         description="201 when you joined, 200 when you were already a member.",
     )
     def post(self, request: Request) -> Response:
-        user = _user(request)
+        user = request_user(request)
         body = JoinIn(data=request.data)
         body.is_valid(raise_exception=True)
         cohort, joined = services.cohort_join(user=user, code=body.validated_data["code"])
@@ -335,10 +331,8 @@ class CohortMembershipApi(APIView):
         },
     )
     def delete(self, request: Request, cohort_id: int) -> Response:
-        user = _user(request)
+        user = request_user(request)
         cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
-        if cohort.instructor_id == user.pk:
-            raise ApplicationError("You teach this cohort; delete it in the admin instead.", code="own_cohort")
         services.cohort_leave(user=user, cohort=cohort)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -350,7 +344,7 @@ class CohortProgressApi(APIView):
         description="For the cohort's instructor: learner × assigned workbook mastery, streaks, overdue work.",
     )
     def get(self, request: Request, cohort_id: int) -> Response:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         _, rows = selectors.cohort_progress(cohort=cohort)
         data = {"cohort": cohort.pk, "learners": [learner_row_dict(r) for r in rows]}
         return Response(represent(CohortProgressOut, data))
@@ -400,7 +394,7 @@ class CohortExerciseStatsApi(APIView):
         "reveal share and the most common wrong answers.",
     )
     def get(self, request: Request, cohort_id: int) -> Response:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
         stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
         return Response(represent_many(ExerciseStatsOut, [stats_dict(s) for s in stats]))
@@ -448,7 +442,9 @@ class SkillBoardApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         workbook = exercise_selectors.workbook_get(slug=slug)
         return Response(
-            represent(SkillBoardOut, skill_board_dict(selectors.skill_board(user=_user(request), workbook=workbook)))
+            represent(
+                SkillBoardOut, skill_board_dict(selectors.skill_board(user=request_user(request), workbook=workbook))
+            )
         )
 
 
@@ -464,7 +460,7 @@ class SkillMarkApi(APIView):
         skill = selectors.skill_get(workbook=workbook, key=key)
         body = SkillMarkIn(data=request.data)
         body.is_valid(raise_exception=True)
-        user = _user(request)
+        user = request_user(request)
         check = services.skill_mark(user=user, skill=skill, action=body.validated_data["action"])
         return Response(represent(SkillOut, skill_dict(selectors.skill_row(skill, check))))
 
@@ -506,7 +502,7 @@ class CohortLearnerAttemptsApi(APIView):
         parameters=PAGE_PARAMETERS,
         responses={
             200: paginated(LearnerAttemptOut),
-            400: exercise_apis.ERRORS_PAGE[400],
+            400: schema.ERRORS_PAGE[400],
             401: ERRORS[401],
             404: ERRORS[404],
         },
@@ -515,7 +511,7 @@ class CohortLearnerAttemptsApi(APIView):
         "teach and for anyone who is not its member.",
     )
     def get(self, request: Request, cohort_id: int, user_id: int) -> Response:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         _, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
         paginator = Pagination()
         page = paginator.paginate_queryset(attempts, request, view=self) or []
@@ -559,7 +555,7 @@ class CohortProgressCsvApi(CsvApi):
         description="For the cohort's instructor: the progress table the admin downloads.",
     )
     def get(self, request: Request, cohort_id: int) -> HttpResponse:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         assigned, rows = selectors.cohort_progress(cohort=cohort)
         return exports.csv_response(exports.progress_table(cohort, assigned, rows))
 
@@ -576,7 +572,7 @@ class CohortExerciseStatsCsvApi(CsvApi):
         description="For the cohort's instructor: the exercise statistics the admin downloads.",
     )
     def get(self, request: Request, cohort_id: int) -> HttpResponse:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
         stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
         return exports.csv_response(exports.exercises_table(cohort, workbook.slug, stats))
@@ -589,6 +585,6 @@ class CohortLearnerAttemptsCsvApi(CsvApi):
         description="For the cohort's instructor: the learner's whole attempt history, answers as they saw them.",
     )
     def get(self, request: Request, cohort_id: int, user_id: int) -> HttpResponse:
-        cohort = selectors.cohort_taught(user=_user(request), cohort_id=cohort_id)
+        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         learner, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
         return exports.csv_response(exports.attempts_table(cohort, learner, attempts.iterator(chunk_size=500)))

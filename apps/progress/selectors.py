@@ -36,11 +36,11 @@ from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.exercises import presentation
+from apps.exercises import formats
 from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
 from apps.exercises.content import cache
-from apps.exercises.grading.numeric import format_number
-from apps.exercises.models import Attempt, Exercise, Skill, Workbook
+from apps.exercises.formats import AnswerShown as AnswerShown  # re-exported: exports, apis
+from apps.exercises.models import Attempt, Chapter, Exercise, Skill, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress.models import (
     Cohort,
@@ -666,20 +666,9 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
 
 def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str) -> str:
     """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one."""
-    if part == "code":
+    if part == AttemptPart.CODE:
         return f"code: {outcome or 'failed'}"
-    if "value" in parsed:  # the value the grader read (the reading the preview showed)
-        return f"{format_number(parsed['value'])} {parsed.get('unit', '')}".strip()
-    spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
-    if "choices" in parsed and spec is not None and spec.options:
-        return " + ".join(spec.options[i].text for i in parsed["choices"] if i < len(spec.options))
-    if "lines" in parsed:
-        return "lines " + ", ".join(map(str, parsed["lines"]))
-    if "order" in parsed:
-        return "order " + " → ".join(map(str, parsed["order"]))
-    if "cells" in parsed:
-        return "; ".join(f"{k}={v.get('value')}" for k, v in sorted(parsed["cells"].items()))
-    return "(other)"
+    return formats.get(exercise.format).answer_label(exercise, parsed)
 
 
 def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -> tuple[User, QuerySet[Attempt]]:
@@ -694,16 +683,6 @@ def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -
     return learner, qs if limit is None else qs[:limit]
 
 
-@dataclass(frozen=True)
-class AnswerShown:
-    """A submitted answer in the words the learner saw on the page (not the opaque ids the client
-    sent): ``text`` on one line, ``items`` one per piece (label, value), ``code`` for code."""
-
-    text: str
-    items: list[tuple[str, str]]
-    code: str | None = None
-
-
 def answer_shown(attempt: Attempt) -> AnswerShown:
     """The attempt's answer against the version it was graded on: a number as typed, the chosen
     options' texts (in the order this learner was shown them), the steps' texts in the order
@@ -715,27 +694,9 @@ def answer_shown(attempt: Attempt) -> AnswerShown:
         n = len(code.splitlines())
         return AnswerShown(f"{n} line{'' if n == 1 else 's'} of code", [], code)
     spec = cache.resolved(attempt.version).spec
-    items: list[tuple[str, str]]
-    if "choices" in parsed:
-        options = spec.options or []
-        shown = presentation.learner_order(attempt.user_id, attempt.version, len(options))
-        picked = set(parsed["choices"])
-        items = [(f"option {pos + 1}", options[i].text) for pos, i in enumerate(shown) if i in picked]
-        return AnswerShown(" + ".join(v for _, v in items), items)
-    if "order" in parsed:
-        texts = {s.id: s.text for s in spec.steps or []}
-        items = [(str(n), texts.get(step, step)) for n, step in enumerate(parsed["order"], start=1)]
-        return AnswerShown(" → ".join(v for _, v in items), items)
-    if "lines" in parsed:
-        code_lines = spec.code.starter.splitlines() if spec.code else []
-        items = [(f"line {n}", code_lines[n - 1] if 0 < n <= len(code_lines) else "") for n in parsed["lines"]]
-        return AnswerShown("lines " + ", ".join(str(n) for n in parsed["lines"]), items)
-    if "cells" in parsed or "parts" in parsed:
-        given = parsed.get("cells") or parsed.get("parts") or {}
-        labels = presentation.field_labels(spec)
-        keys = [k for k in labels if k in given] + sorted(k for k in given if k not in labels)
-        items = [(labels.get(k) or k, str(given[k].get("value", ""))) for k in keys]
-        return AnswerShown("; ".join(f"{label}: {value}" for label, value in items), items)
+    shown = formats.get(spec.format).answer_shown(attempt, spec, parsed)
+    if shown is not None:
+        return shown
     answer = raw.get("answer")
     if isinstance(answer, str):  # a number (with its unit) or an expression, as typed
         return AnswerShown(answer, [])
@@ -793,3 +754,51 @@ def skill_get(*, workbook: Workbook, key: str) -> Skill:
     if skill is None:
         raise Http404("No such skill.")
     return skill
+
+
+# ---------------------------------------------------------------------------------------------
+# The learner's rows and counts beside the content (workbook, chapter and exercise pages)
+# ---------------------------------------------------------------------------------------------
+
+
+def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
+    """Published workbooks with the caller's solved/total counts (two queries)."""
+    workbooks = list(
+        Workbook.objects.filter(is_published=True)
+        .annotate(total=Count("exercises", filter=Q(exercises__is_active=True)))
+        .order_by("position", "slug")  # Meta.ordering does not apply to an aggregating query
+    )
+    solved = _solved_by(user, "workbook_id")
+    return [(w, Counts(w.total, solved.get(w.pk, 0))) for w in workbooks]
+
+
+def _solved_by(user: User | None, key: str, **filters: object) -> dict[int, int]:
+    if user is None or not user.is_authenticated:
+        return {}
+    field = {"workbook_id": "workbook_id", "chapter_id": "exercise__chapter_id"}[key]
+    rows = (
+        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False, exercise__is_active=True, **filters)
+        .values(field)
+        .annotate(n=Count("id"))
+    )
+    return {row[field]: row["n"] for row in rows}
+
+
+def chapter_list(*, workbook: Workbook, user: User | None) -> list[tuple[Chapter, Counts]]:
+    chapters = list(
+        workbook.chapters.annotate(total=Count("exercises", filter=Q(exercises__is_active=True))).order_by("number")
+    )
+    solved = _solved_by(user, "chapter_id", workbook_id=workbook.pk)
+    return [(c, Counts(c.total, solved.get(c.pk, 0))) for c in chapters]
+
+
+def progress_map(*, user: User | None, exercises: list[Exercise]) -> dict[int, ExerciseProgress]:
+    """The caller's progress rows for these exercises, in one query."""
+    if user is None or not user.is_authenticated or not exercises:
+        return {}
+    rows = ExerciseProgress.objects.filter(user=user, exercise_id__in=[e.pk for e in exercises])
+    return {p.exercise_id: p for p in rows}
+
+
+def progress_get(*, user: User | None, exercise: Exercise) -> ExerciseProgress | None:
+    return progress_map(user=user, exercises=[exercise]).get(exercise.pk)

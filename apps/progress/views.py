@@ -19,25 +19,19 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts import services as account_services
 from apps.accounts.forms import email_help
-from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
+from apps.core.request import request_user
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises.content.render import markdown_html
 from apps.progress import charts, selectors, services
 from apps.progress.models import SkillCheck
 
 
-def _user(request: HttpRequest) -> User:
-    user = request.user
-    assert isinstance(user, User)
-    return user
-
-
 @login_required
 def progress(request: HttpRequest) -> HttpResponse:
     """Streak, the year's calendar, solves per week and mastery per workbook: a fixed number of
     queries whatever the learner has done (the two charts share the activity rows)."""
-    user = _user(request)
+    user = request_user(request)
     streak = selectors.streak_get(user=user)
     activity = selectors.activity_get(user=user)
     books = selectors.mastery(user=user)
@@ -55,7 +49,7 @@ def progress(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["POST"])
 def workbook_reset(request: HttpRequest, slug: str) -> HttpResponse:
     workbook = exercise_selectors.workbook_get(slug=slug)
-    cleared = services.workbook_reset(user=_user(request), workbook=workbook)
+    cleared = services.workbook_reset(user=request_user(request), workbook=workbook)
     messages.success(request, f"{workbook.title} starts over: {cleared} exercises cleared. Your points stay.")
     return redirect("web:workbook", slug=slug)
 
@@ -64,7 +58,7 @@ def workbook_reset(request: HttpRequest, slug: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def skills(request: HttpRequest, slug: str) -> HttpResponse:
     """The workbook's skills checklist: tick what you can do cold, then review it when it is due."""
-    user = _user(request)
+    user = request_user(request)
     workbook = exercise_selectors.workbook_get(slug=slug)
     if request.method == "POST":
         skill = selectors.skill_get(workbook=workbook, key=request.POST.get("skill", ""))
@@ -93,7 +87,7 @@ class BoardForm(forms.Form):
 
 @login_required
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = request_user(request)
     form = BoardForm(request.GET or None)
     query: dict[str, Any] = form.cleaned_data if form.is_valid() else {}
     cohorts = list(selectors.cohort_list(user=user))
@@ -116,7 +110,7 @@ class JoinForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def cohorts(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = request_user(request)
     form = JoinForm(request.POST or None)
     status = 200
     if request.method == "POST":
@@ -173,7 +167,7 @@ class ProfileForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def profile(request: HttpRequest) -> HttpResponse:
-    user = _user(request)
+    user = request_user(request)
     initial = {"email": user.email, "time_zone": user.time_zone, "on_global_board": user.on_global_board}
     form = ProfileForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():

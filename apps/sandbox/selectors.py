@@ -73,6 +73,6 @@ def available() -> bool:
 
 
 def task_time_limits() -> tuple[int, int]:
-    """Soft and hard Celery limits: longer than every try of the longest run."""
-    soft = math.ceil(settings.SANDBOX_MAX_TIME_LIMIT_S * (settings.SANDBOX_RETRIES + 1) + 60)
+    """Soft and hard Celery limits: longer than the longest run (a retry is a task of its own)."""
+    soft = math.ceil(settings.SANDBOX_MAX_TIME_LIMIT_S + 60)
     return soft, soft + 30

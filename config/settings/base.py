@@ -10,6 +10,7 @@ from typing import Any
 
 import django_stubs_ext
 
+from apps.core.queues import Queue
 from config.env import BASE_DIR, env
 
 # Lets generic Django classes (ModelAdmin[Model], QuerySet[Model]) be subscripted at runtime.
@@ -35,6 +36,7 @@ INSTALLED_APPS = [
     "apps.exercises",
     "apps.progress",
     "apps.sandbox",
+    "apps.learning",
 ]
 
 MIDDLEWARE = [
@@ -130,14 +132,14 @@ CELERY_TIMEZONE = "UTC"
 # Learners' code runs on its own queue, consumed by workers that can reach a Docker Engine
 # (`celery -A config worker -Q sandbox`); everything else on the default queue.
 CELERY_TASK_ROUTES = {
-    "apps.sandbox.tasks.grade_code_attempt": {"queue": "sandbox"},
-    "apps.sandbox.tasks.reap_containers": {"queue": "sandbox"},
+    "learning.grade_code_attempt": {"queue": Queue.SANDBOX.value},
+    "sandbox.reap_containers": {"queue": Queue.SANDBOX.value},
 }
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a worker killed mid-run: the message is redelivered
 CELERY_BEAT_SCHEDULE = {
-    "sandbox-fail-stuck-attempts": {"task": "apps.sandbox.tasks.fail_stuck_attempts", "schedule": 60.0},
-    "sandbox-recover-attempts": {"task": "apps.sandbox.tasks.recover_attempts", "schedule": 10.0},
-    "sandbox-reap-containers": {"task": "apps.sandbox.tasks.reap_containers", "schedule": 300.0},
+    "sandbox-fail-stuck-attempts": {"task": "learning.fail_stuck_attempts", "schedule": 60.0},
+    "sandbox-recover-attempts": {"task": "learning.recover_attempts", "schedule": 10.0},
+    "sandbox-reap-containers": {"task": "sandbox.reap_containers", "schedule": 300.0},
 }
 
 # The code sandbox (apps/sandbox). The image is built by deploy/sandbox/build-sandbox-image.sh,

@@ -74,7 +74,7 @@ def tend(client: docker.DockerClient, project: str, services: list[str], settle_
                 elif status == "running" and health == "unhealthy":
                     logger.warning("%s is unhealthy: restarting it", container.name)
                     # A hung worker may ignore SIGTERM; whatever it was running is re-queued when
-                    # its lease runs out (apps/sandbox/services.py), so a short grace is enough.
+                    # its lease runs out (apps/learning/services.py), so a short grace is enough.
                     container.restart(timeout=10)
             except NotFound:
                 pass  # removed meanwhile (docker-compose up recreating it, or down)

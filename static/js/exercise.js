@@ -39,7 +39,10 @@
       pos.sort((a, b) => a[0] - b[0]);
       return { order: pos.map((p) => p[1]) };
     }
-    return {};
+    // Any other format: its widget's named inputs, one value each (as the plain form posts them).
+    const fields = {};
+    for (const [k, v] of data.entries()) if (k !== "csrfmiddlewaretoken" && k !== "action") fields[k] = v;
+    return fields;
   }
 
   async function post(url, body) {

@@ -15,10 +15,10 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from apps.accounts.models import Role, User
-from apps.exercises import services as exercise_services
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.selectors import exercise_get, workbook_get
 from apps.exercises.tests.answers import correct_payload, wrong_payload
+from apps.learning import services as learning_services
 from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.tests.conftest import gradable
@@ -66,15 +66,15 @@ def learner(site: Site) -> User:
             mp.setattr(timezone, "now", lambda at=at: at)
             exercise = exercises[i]
             if i % 4 == 0:
-                exercise_services.attempt_create(user=ada, exercise=exercise, payload=wrong_payload(exercise))
-            exercise_services.attempt_create(user=ada, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=ada, exercise=exercise, payload=wrong_payload(exercise))
+            learning_services.attempt_create(user=ada, exercise=exercise, payload=correct_payload(exercise))
         for exercise in exercises[:6]:
-            exercise_services.attempt_create(user=grace, exercise=exercise, payload=correct_payload(exercise))
+            learning_services.attempt_create(user=grace, exercise=exercise, payload=correct_payload(exercise))
     for user in (ada, grace):
         progress_services.cohort_join(user=user, code=cohort.join_code)
     # A multi-part answer with its roofline drawn, and a skills checklist with one tick.
     q3 = exercise_get(workbook_slug="roofline", number="q3")
-    exercise_services.attempt_create(user=ada, exercise=q3, payload=correct_payload(q3))
+    learning_services.attempt_create(user=ada, exercise=q3, payload=correct_payload(q3))
     book = workbook_get(slug="scaling-book")
     progress_services.skill_mark(
         user=ada, skill=progress_selectors.skill_get(workbook=book, key="matmul_intensity"), action="tick"

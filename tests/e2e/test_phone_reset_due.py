@@ -24,11 +24,11 @@ from playwright.sync_api import Page, ViewportSize, expect
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
-from apps.exercises import services as exercise_services
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.models import Exercise
 from apps.exercises.selectors import workbook_get
 from apps.exercises.tests.answers import correct_payload
+from apps.learning import services as learning_services
 from apps.progress import services as progress_services
 from tests.e2e.conftest import DESKTOP, PASSWORD, PHONE, Site
 from tests.e2e.test_pages import report, serious, visit
@@ -308,7 +308,7 @@ def due_learner(site: Site) -> User:
     )
     assert roofline and all(e.format != AnswerFormat.CODE for e in roofline)
     for exercise in roofline:
-        exercise_services.attempt_create(user=dee, exercise=exercise, payload=correct_payload(exercise))
+        learning_services.attempt_create(user=dee, exercise=exercise, payload=correct_payload(exercise))
     return dee
 
 

@@ -10,35 +10,26 @@ solutions pass their tests and starter code fails them.
 
 from __future__ import annotations
 
-import difflib
-import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from apps.exercises import roofline
-from apps.exercises.choices import AnswerFormat, ExerciseKind
+from apps.exercises import formats, roofline
+from apps.exercises.choices import ExerciseKind
 from apps.exercises.content.render import RenderError, markdown_html, placeholders, substitute, unrendered_math
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.content.secrecy import chapter_leaks, exercise_leaks
-from apps.exercises.content.tells import choice_tell
 from apps.exercises.content.texts import leftovers, slots
-from apps.exercises.grading import numeric, symbolic
-from apps.exercises.grading.base import InvalidAnswer
 from apps.exercises.grading.formula import FormulaError, names, scope_of
-from apps.exercises.grading.structured import order_constraints
-from apps.sandbox.jobs import code_cases, code_job, limits_for, probe_problems
+from apps.exercises.jobs import code_cases, code_job, limits_for, probe_problems
 from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import Verdict as RunVerdict
 from apps.sandbox.verdict import judge
 
-KIND_FORMATS: dict[str, set[str]] = {
-    ExerciseKind.DERIVE: {AnswerFormat.NUMERIC, AnswerFormat.TABLE, AnswerFormat.PARTS},
-    ExerciseKind.TRACE: {AnswerFormat.CHOICE, AnswerFormat.PARTS},
-    ExerciseKind.DESIGN: {AnswerFormat.ORDER, AnswerFormat.CHOICE, AnswerFormat.NUMERIC, AnswerFormat.PARTS},
-    ExerciseKind.BUILD: {AnswerFormat.CODE},
-    ExerciseKind.DEBUG: {AnswerFormat.LINES, AnswerFormat.CODE},
-}
+# The kinds whose formats are restricted; each format lists the kinds it suits.
+CHECKED_KINDS = frozenset(
+    {ExerciseKind.DERIVE, ExerciseKind.TRACE, ExerciseKind.DESIGN, ExerciseKind.BUILD, ExerciseKind.DEBUG}
+)
 
 
 def texts(resolved: ResolvedExercise) -> Iterable[tuple[str, str]]:
@@ -50,8 +41,8 @@ def texts(resolved: ResolvedExercise) -> Iterable[tuple[str, str]]:
 def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[str]:
     """Every problem with one exercise. With a ``runner``, its reference code and starter are run."""
     problems: list[str] = []
-    allowed = KIND_FORMATS.get(spec.kind)
-    if allowed is not None and spec.format not in allowed:
+    fmt = formats.get(spec.format)
+    if spec.kind in CHECKED_KINDS and spec.kind not in fmt.kinds:
         problems.append(f"a {spec.kind} exercise cannot use the {spec.format} format")
     try:
         resolved = resolve(spec)
@@ -65,21 +56,11 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
         ]
     problems += _check_givens_shown(spec)
     problems += exercise_leaks(resolved)
-    checkers: dict[str, Callable[[ExerciseSpec, ResolvedExercise], list[str]]] = {
-        AnswerFormat.NUMERIC: _check_numeric,
-        AnswerFormat.ORDER: _check_order,
-        AnswerFormat.TABLE: _check_table,
-        AnswerFormat.CHOICE: _check_choice,
-        AnswerFormat.PARTS: _check_parts,
-    }
-    if spec.format in checkers:
-        problems += checkers[spec.format](spec, resolved)
+    problems += fmt.check(spec, resolved)
     if spec.plot is not None:
         problems += _check_plot(spec, resolved)
-    if spec.format == AnswerFormat.LINES:
-        problems += _check_lines(spec)
     if spec.code is not None and runner is not None:
-        buggy = spec.format == AnswerFormat.LINES or spec.kind == ExerciseKind.DEBUG
+        buggy = fmt.buggy_code or spec.kind == ExerciseKind.DEBUG
         problems += check_code(spec.code, runner=runner, buggy=buggy)
     return problems
 
@@ -94,104 +75,11 @@ def _check_givens_shown(spec: ExerciseSpec) -> list[str]:
             except FormulaError:
                 continue  # reported by the render check
     hidden = set(spec.givens) - shown - set(spec.implicit)
-    if spec.format == AnswerFormat.TABLE:
-        hidden = set()  # table givens are per row and shown in the grid
+    if not formats.get(spec.format).givens_in_prompt:
+        hidden = set()  # a table's givens are per row and shown in the grid
     return [
         f"given {name!r} never appears in the prompt (show it, or list it under implicit)" for name in sorted(hidden)
     ]
-
-
-def _check_numeric(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
-    assert spec.answer is not None and resolved.numeric is not None
-    return _check_target(resolved.numeric, "answer")
-
-
-def _check_target(target: numeric.NumericTarget, where: str) -> list[str]:
-    problems: list[str] = []
-    if not math.isfinite(target.value):
-        return [f"{where} is not finite"]
-    sig_figs = target.sig_figs
-    in_input = target.value / target.input_unit.scale
-    rounded = float(f"{in_input:.{sig_figs}g}")
-    typed = f"{rounded:.{sig_figs}g} {target.input_unit.label}"
-    try:
-        result = numeric.grade(typed, target)
-        if not result.correct:
-            problems.append(
-                f"{where}: the answer rounded to {sig_figs} figures ({typed}) is rejected; "
-                f"raise the tolerance ({target.tolerance}) or ask for more figures"
-            )
-    except InvalidAnswer as exc:
-        problems.append(f"{where}: the answer written as {typed!r} does not parse: {exc.message}")
-    threshold = numeric.base_threshold(target.input_unit)
-    if threshold is not None and abs(in_input) >= threshold:
-        problems.append(
-            f"{where}: the answer is {in_input:.4g} {target.input_unit.label}, but a bare number of "
-            f"{threshold:g} or more in this field is read in {target.dim.label()}; choose a larger input_unit"
-        )
-    for i, mistake in enumerate(target.mistakes):
-        if numeric.close(mistake.value, target.value, target.tolerance):
-            problems.append(f"{where}.mistakes[{i}] is within the tolerance of the answer, so it can never be reported")
-    for i, alt in enumerate(target.alternates):
-        for j, mistake in enumerate(target.mistakes):
-            if numeric.close(mistake.value, alt.value, alt.tolerance):
-                problems.append(f"{where}.mistakes[{j}] coincides with alternates[{i}]")
-    return problems
-
-
-def _check_choice(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
-    options = spec.options or []
-    texts_ = [o.text.strip() for o in options]
-    problems = ["two options have the same text"] if len(set(texts_)) != len(texts_) else []
-    tell = choice_tell(resolved.spec)
-    return problems + (tell.problems if tell else [])
-
-
-def _check_order(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
-    steps = spec.steps or []
-    listed = [s.id for s in steps]
-    position = {s: i for i, s in enumerate(listed)}
-    problems = []
-    for before, after in order_constraints(steps, spec.constraints):
-        if position[before] > position[after]:
-            problems.append(f"the listed order breaks its own constraint ({before} before {after})")
-    return problems
-
-
-def _check_table(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
-    problems: list[str] = []
-    columns = {c.key: c for c in spec.columns or []}
-    for row in spec.rows or []:
-        for col in columns.values():
-            if col.value is None and col.key not in row.values:
-                problems.append(f"row {row.key} has no value for column {col.key}")
-        for key in row.values:
-            if key not in columns and not isinstance(row.values[key], (int, float)):
-                problems.append(f"row {row.key}: {key} is not a column")
-    for cell_id, target in resolved.cells.items():
-        problems += _check_target(target, f"cell {cell_id}")
-    return problems
-
-
-def _check_parts(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
-    problems: list[str] = []
-    for key, target in resolved.parts.items():
-        where = f"part {key}"
-        if isinstance(target, numeric.NumericTarget):
-            problems += _check_target(target, where)
-            continue
-        names = list(target.symbols)
-        try:
-            if not symbolic.grade(target.text, target).correct:
-                problems.append(f"{where}: the expected expression is not graded correct")
-        except InvalidAnswer as exc:
-            problems.append(f"{where}: the expected expression does not parse for learners: {exc.message}")
-        for i, mistake in enumerate(target.mistakes):
-            if symbolic.equivalent(mistake.expr, target.expr, names):
-                problems.append(f"{where}.mistakes[{i}] is equivalent to the answer, so it can never be reported")
-            elif target.accept_approximate and symbolic.equal_in_limit(mistake.expr, target.expr, names, target.small):
-                problems.append(f"{where}.mistakes[{i}] equals the answer under the accepted approximation")
-    return problems
 
 
 def _check_plot(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
@@ -207,28 +95,6 @@ def _check_plot(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
         for p in figure.points
         if (lo is not None and p.x < lo) or (hi is not None and p.x > hi)
     ]
-
-
-def changed_lines(before: str, after: str) -> set[int]:
-    """1-based lines of ``before`` that ``after`` replaces or deletes."""
-    out: set[int] = set()
-    matcher = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
-    for tag, i1, i2, _, _ in matcher.get_opcodes():
-        if tag in ("replace", "delete"):
-            out.update(range(i1 + 1, i2 + 1))
-    return out
-
-
-def _check_lines(spec: ExerciseSpec) -> list[str]:
-    assert spec.code is not None and spec.buggy_lines is not None
-    n = len(spec.code.starter.splitlines())
-    problems = [f"buggy line {b} is outside the snippet (1–{n})" for b in spec.buggy_lines if not 1 <= b <= n]
-    changed = changed_lines(spec.code.starter, spec.code.solution)
-    if changed != set(spec.buggy_lines):
-        problems.append(
-            f"buggy_lines {sorted(spec.buggy_lines)} differ from the lines the fix changes {sorted(changed)}"
-        )
-    return problems
 
 
 # Runs of one exercise's solutions at once: the reference, the starter and the wrong ones.

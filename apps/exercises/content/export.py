@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from apps.exercises import formats
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
-from apps.exercises.content.render import substitute
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import WorkbookSpec
-from apps.exercises.grading.numeric import NumericTarget
-from apps.exercises.grading.symbolic import SymbolicTarget
 
 
 class ExportError(ValueError):
@@ -52,28 +50,7 @@ def export_spec(spec: WorkbookSpec) -> dict[str, Any]:
                 "kind": ex.kind,
                 "format": ex.format,
             }
-            if r.numeric is not None and ex.answer is not None:
-                item.update(
-                    answer=r.scope["answer"],
-                    unit=ex.answer.unit,
-                    answer_text=r.answer_text,
-                    tolerance=ex.answer.tolerance,
-                    alternates=[a.value / (r.numeric.value / r.scope["answer"]) if r.scope["answer"] else a.value
-                                for a in r.numeric.alternates],
-                )  # fmt: skip
-            if ex.options:
-                item["correct_options"] = [substitute(o.text, r.scope) for o in ex.options if o.correct]
-            if ex.steps:
-                item["order"] = [s.id for s in ex.steps]
-                if ex.constraints:
-                    item["constraints"] = [list(c) for c in ex.constraints]
-            if ex.buggy_lines:
-                item["buggy_lines"] = ex.buggy_lines
-            if r.cells:
-                item["cells"] = {cid: {"answer": t.value, "unit": t.dim.label(), "tolerance": t.tolerance}
-                                 for cid, t in r.cells.items()}  # fmt: skip
-            if r.parts:
-                item["parts"] = {key: _part(t, r.part_values.get(key)) for key, t in r.parts.items()}
+            item.update(formats.get(ex.format).export(ex, r))
             if spec.skills is not None:
                 item["skills"] = [s.key for s in spec.skills.skills if ex.number in s.exercises]
             if ex.code:
@@ -89,9 +66,3 @@ def export_spec(spec: WorkbookSpec) -> dict[str, Any]:
     if spec.skills is not None:
         out["skills"] = [s.model_dump() for s in spec.skills.skills]
     return out
-
-
-def _part(target: NumericTarget | SymbolicTarget, value: float | None) -> dict[str, Any]:
-    if isinstance(target, SymbolicTarget):
-        return {"expression": target.text, "symbols": list(target.symbols), "small": list(target.small)}
-    return {"answer": value, "unit": target.dim.label(), "answer_text": target.text(), "tolerance": target.tolerance}

@@ -12,7 +12,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from apps.exercises.choices import AnswerFormat
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
 from apps.exercises.content.texts import TextError, render_spec
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
@@ -51,9 +50,15 @@ class ResolvedExercise:
         return answers
 
 
-def grading_hash(spec: ExerciseSpec) -> str:
-    """Hash of what decides a verdict. Prose edits keep it; an answer change makes a new version."""
-    data = spec.model_dump(mode="json", exclude={"title", "prompt", "explanation", "hints", "difficulty"})
+def grading_hash(spec: ExerciseSpec, *, legacy: bool = False) -> str:
+    """Hash of what decides a verdict. Prose edits keep it; an answer change makes a new version.
+
+    Neither the id nor the number decides a verdict, so renumbering keeps the version. ``legacy``
+    is the hash as versions written before exercises had ids have it: with the number, which
+    ``services.exercise_upsert`` still recognises (their option and step ids are derived from it).
+    """
+    exclude = {"id", "title", "prompt", "explanation", "hints", "difficulty"} | (set() if legacy else {"number"})
+    data = spec.model_dump(mode="json", exclude=exclude)
     if data.get("options"):
         data["options"] = [{"correct": o["correct"], "text": o["text"]} for o in data["options"]]
     if data.get("code"):
@@ -144,7 +149,7 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
         scope = scope_of(spec.givens, spec.derived)
     except FormulaError as exc:
         raise ContentError(f"derived: {exc}") from None
-    numeric_answer = spec.answer if spec.format == AnswerFormat.NUMERIC else None
+    numeric_answer = spec.answer  # only the formats that take a number with a unit have one
     if numeric_answer is not None:
         scope = {**scope, "answer": _eval(numeric_answer.value, scope, "answer.value")}
     try:
@@ -155,7 +160,7 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
     cells: dict[str, NumericTarget] = {}
     if numeric_answer is not None and spec.answer is not None:
         numeric, _ = numeric_target(spec.answer, scope, "answer")
-    if spec.format == AnswerFormat.TABLE and spec.columns and spec.rows:
+    if spec.columns and spec.rows:  # a table
         for row in spec.rows:
             row_scope: dict[str, Number] = {
                 **scope,

@@ -20,6 +20,8 @@ from apps.sandbox.runner import EXTRA_ENV_ALLOWED
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _NUMBER = re.compile(r"^(?:\d+\.\d+|q\d+[a-z]?)$")
+# An exercise's stable identity (Exercise.key): written once, never changed, unlike its number.
+_EXERCISE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,47}$")
 Scalar = int | float
 
 
@@ -251,7 +253,11 @@ class CodeSpec(Strict):
 
 
 class ExerciseSpec(Strict):
-    number: str
+    number: str = Field(description="display only: where it stands in the chapter (renumbering is safe)")
+    id: str = Field(
+        description="stable identity within the workbook (a slug: lowercase letters, digits, dashes): learners' "
+        "attempts and progress follow it, so it is written once and never changed or reused"
+    )
     title: str
     kind: ExerciseKind
     format: AnswerFormat
@@ -284,6 +290,15 @@ class ExerciseSpec(Strict):
             raise ValueError(f"exercise number {v!r} must look like 0.1 or q1a")
         return v
 
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not _EXERCISE_ID.match(v):
+            raise ValueError(
+                f"exercise id {v!r} must be 2 to 48 lowercase letters, digits and dashes, starting with a letter or digit"
+            )
+        return v
+
     @model_validator(mode="after")
     def _by_format(self) -> Self:
         _check_names(list(self.givens) + list(self.derived), "given/derived")
@@ -293,33 +308,14 @@ class ExerciseSpec(Strict):
         unknown_implicit = set(self.implicit) - set(self.givens)
         if unknown_implicit:
             raise ValueError(f"implicit names that are not givens: {sorted(unknown_implicit)}")
-        required = {
-            AnswerFormat.NUMERIC: ("answer",),
-            AnswerFormat.CHOICE: ("options",),
-            AnswerFormat.ORDER: ("steps",),
-            AnswerFormat.LINES: ("code", "buggy_lines"),
-            AnswerFormat.TABLE: ("columns", "rows"),
-            AnswerFormat.CODE: ("code",),
-            AnswerFormat.PARTS: ("parts",),
-        }[self.format]
-        for name in required:
+        from apps.exercises import formats  # the formats read these models: imported when first validating
+
+        fmt = formats.get(self.format)
+        for name in fmt.required:
             if getattr(self, name) is None:
                 raise ValueError(f"a {self.format} exercise needs `{name}`")
-        allowed = set(required) | ({"code"} if self.format == AnswerFormat.LINES else set())
-        allowed |= {"constraints"} if self.format == AnswerFormat.ORDER else set()
-        allowed |= {"plot"} if self.format in (AnswerFormat.NUMERIC, AnswerFormat.PARTS) else set()
-        for name in (
-            "answer",
-            "options",
-            "steps",
-            "constraints",
-            "columns",
-            "rows",
-            "code",
-            "buggy_lines",
-            "parts",
-            "plot",
-        ):
+        allowed = set(fmt.required) | fmt.optional
+        for name in formats.FORMAT_FIELDS:
             if getattr(self, name) is not None and name not in allowed:
                 raise ValueError(f"`{name}` does not belong in a {self.format} exercise")
         if self.options is not None:
@@ -349,11 +345,11 @@ class ExerciseSpec(Strict):
         if self.plot is not None:
             marks = {m.part for m in self.plot.marks if m.part is not None}
             known = {p.key for p in self.parts or [] if p.answer is not None} | (
-                {"answer"} if self.format == AnswerFormat.NUMERIC else set()
+                {"answer"} if self.answer is not None else set()
             )
             if marks - known:
                 raise ValueError(f"plot marks name unknown numeric parts: {sorted(marks - known)}")
-        if not self.explanation.strip() and self.format != AnswerFormat.CHOICE:
+        if not self.explanation.strip() and fmt.explanation_required:
             raise ValueError("an explanation (the derivation shown after solving) is required")
         if self.buggy_lines is not None and not self.buggy_lines:
             raise ValueError("buggy_lines must name at least one line")
@@ -410,6 +406,18 @@ class WorkbookSpec(Strict):
     source: str = Field(default="", description="where the facts come from (seed file)")
     chapters: list[ChapterSpec] = []
     skills: SkillsSpec | None = None
+
+    @model_validator(mode="after")
+    def _ids(self) -> Self:
+        first: dict[str, ExerciseSpec] = {}
+        for exercise in (e for c in self.chapters for e in c.exercises):
+            other = first.setdefault(exercise.id, exercise)
+            if other is not exercise:
+                raise ValueError(
+                    f"exercise id {exercise.id!r} is used twice in the workbook: by {other.number} ({other.title}) "
+                    f"and by {exercise.number} ({exercise.title}); ids are unique within a workbook and never reused"
+                )
+        return self
 
     @model_validator(mode="after")
     def _skills(self) -> Self:

@@ -21,7 +21,6 @@ import re
 import statistics
 from dataclasses import dataclass, field
 
-from apps.exercises.choices import AnswerFormat
 from apps.exercises.content.schema import ExerciseSpec
 
 WARN_RATIO = 1.25  # × the median distractor
@@ -48,7 +47,7 @@ class ChoiceTell:
 
 def choice_tell(spec: ExerciseSpec) -> ChoiceTell | None:
     """How much a single-answer choice's form tells (``spec`` rendered: ``ResolvedExercise.spec``)."""
-    if spec.format != AnswerFormat.CHOICE or spec.multiple or not spec.options:
+    if spec.multiple or not spec.options:  # options: a choice (the schema allows them nowhere else)
         return None
     correct = next(o for o in spec.options if o.correct)
     others = [o for o in spec.options if not o.correct]

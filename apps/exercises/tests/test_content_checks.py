@@ -19,6 +19,7 @@ from apps.sandbox.local import LocalRunner
 
 NUMERIC: dict[str, Any] = {
     "number": "0.1",
+    "id": "kv-cache",
     "title": "KV cache",
     "kind": "derive",
     "format": "numeric",
@@ -92,6 +93,8 @@ def test_each_problem_is_caught(changes: dict[str, Any], fragment: str) -> None:
         ({**NUMERIC, "givens": {"GB": 1}}, "reserved"),
         ({**NUMERIC, "givens": {"kv": 1}}, "both given and derived"),
         ({**NUMERIC, "number": "one"}, "must look like"),
+        ({**NUMERIC, "id": "KV_cache"}, "lowercase letters, digits and dashes"),
+        ({k: v for k, v in NUMERIC.items() if k != "id"}, "id\n  Field required"),
         ({**NUMERIC, "explanation": ""}, "explanation"),
         ({**NUMERIC, "surprise": 1}, "Extra inputs"),
     ],
@@ -128,6 +131,24 @@ def _edit_chapter0(folder: Path, edit: Any) -> None:
     data = yaml.safe_load(path.read_text())
     edit(data)
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def test_an_exercise_id_used_twice_in_a_workbook_names_both_exercises(workbook_copy: Path) -> None:
+    """Ids are unique across the workbook's chapters, not only within one."""
+    path = workbook_copy / "chapters" / "04-kv-cache.yaml"
+    data = yaml.safe_load(path.read_text())
+    first = yaml.safe_load((workbook_copy / "chapters" / "00-parameter-counting.yaml").read_text())["exercises"][0]
+    data["exercises"][1]["id"] = first["id"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    with pytest.raises(LoadError) as caught:
+        load_workbook(workbook_copy, compute_expected=False)
+    second = data["exercises"][1]
+    assert (
+        f"exercise id {first['id']!r} is used twice in the workbook: by 0.1 ({first['title']}) "
+        f"and by {second['number']} ({second['title']})"
+    ) in str(caught.value)
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner())[0]
+    assert any(f"exercise id {first['id']!r} is used twice" in p for p in report.problems)
 
 
 def test_wrong_buggy_line_is_caught(workbook_copy: Path) -> None:

@@ -21,6 +21,7 @@ from apps.exercises.roofline import PlotError, draw
 def spec(**over: Any) -> ExerciseSpec:
     raw: dict[str, Any] = {
         "number": "q9",
+        "id": "int8-matmul",
         "title": "int8 matmul",
         "kind": "derive",
         "format": "parts",

@@ -130,6 +130,7 @@ def test_a_given_shown_is_public() -> None:
 
 KV: dict[str, Any] = {
     "number": "0.1",
+    "id": "kv-cache-per-token",
     "title": "KV cache per token",
     "kind": "derive",
     "format": "numeric",
@@ -192,7 +193,12 @@ def test_the_transformer_math_chapter_4_intro_as_the_review_found_it() -> None:
 
 
 def test_a_later_exercise_may_state_an_earlier_answer_only_naming_it() -> None:
-    later = {"number": "0.2", "title": "A whole context", "derived": {"per_token": "2 * L * d * b"}}
+    later = {
+        "number": "0.2",
+        "id": "whole-context",
+        "title": "A whole context",
+        "derived": {"per_token": "2 * L * d * b"},
+    }
     states = exercise(
         **later, prompt="L = {{L}}, d = {{d}}, {{b}} bytes: each token takes {{per_token}} bytes. In all?"
     )

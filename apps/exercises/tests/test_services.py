@@ -15,7 +15,9 @@ from apps.exercises.content.loader import load_workbook
 from apps.exercises.content.report import DEFAULT_ROOT
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.models import Attempt, Exercise, Verdict
+from apps.exercises.tests import content
 from apps.exercises.tests.answers import correct_payload
+from apps.learning import services as learning_services
 from apps.progress.models import ExerciseProgress
 
 pytestmark = pytest.mark.django_db
@@ -46,15 +48,16 @@ def with_changes(spec: WorkbookSpec, number: str, **changes: Any) -> WorkbookSpe
 def test_sync_is_idempotent(spec: WorkbookSpec) -> None:
     report = services.workbook_sync(spec=spec)
     assert report.created == [] and report.new_versions == [] and report.updated == []
-    assert report.unchanged == 52
-    assert Exercise.objects.filter(workbook__slug="transformer-math", is_active=True).count() == 52
+    n = sum(len(c.exercises) for c in spec.chapters)
+    assert report.unchanged == n == content.exercise_count("transformer-math")
+    assert Exercise.objects.filter(workbook__slug="transformer-math", is_active=True).count() == n
 
 
 def test_an_answer_change_makes_a_new_version_and_old_attempts_keep_theirs(spec: WorkbookSpec, student: User) -> None:
     before = exercise("0.1")
     old_version = before.current_version
     assert old_version is not None
-    outcome = services.attempt_create(user=student, exercise=before, payload={"answer": "124.3"})
+    outcome = learning_services.attempt_create(user=student, exercise=before, payload={"answer": "124.3"})
     assert outcome.attempt.verdict == Verdict.CORRECT
 
     answer = spec.chapters[0].exercises[0].answer
@@ -70,7 +73,7 @@ def test_an_answer_change_makes_a_new_version_and_old_attempts_keep_theirs(spec:
     assert attempt.version_id == old_version.pk  # graded against v1, stays on v1
     # The new answer grades the new way.
     assert (
-        services.attempt_create(user=student, exercise=after, payload={"answer": "123.5"}).attempt.verdict
+        learning_services.attempt_create(user=student, exercise=after, payload={"answer": "123.5"}).attempt.verdict
         == Verdict.CORRECT
     )
 
@@ -88,7 +91,7 @@ def test_prose_edits_update_the_current_version_in_place(spec: WorkbookSpec) -> 
 
 
 def test_exercises_gone_from_the_files_are_retired_not_deleted(spec: WorkbookSpec, student: User) -> None:
-    services.attempt_create(user=student, exercise=exercise("0.7"), payload={"answer": "46.7"})
+    learning_services.attempt_create(user=student, exercise=exercise("0.7"), payload={"answer": "46.7"})
     chapters = [
         c.model_copy(update={"exercises": [e for e in c.exercises if e.number != "0.7"]}) for c in spec.chapters
     ]
@@ -103,16 +106,16 @@ def test_exercises_gone_from_the_files_are_retired_not_deleted(spec: WorkbookSpe
 
 def test_attempts_and_progress_are_written_together(student: User) -> None:
     ex = exercise("0.1")
-    wrong = services.attempt_create(user=student, exercise=ex, payload={"answer": "123.5M"})
+    wrong = learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "123.5M"})
     assert wrong.attempt.verdict == Verdict.INCORRECT
     assert wrong.attempt.raw == {"answer": "123.5M"}
     assert wrong.attempt.parsed["understood"] == "123.5M = 123,500,000 params (read 'M' as million)"
     assert wrong.attempt.feedback.startswith("That leaves out the learned position embedding")
     assert not wrong.first_solve
 
-    right = services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
+    right = learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
     assert right.first_solve
-    again = services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
+    again = learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "124.32M"})
     assert not again.first_solve
 
     progress = ExerciseProgress.objects.get(user=student, exercise=ex)
@@ -130,7 +133,7 @@ def test_an_ungradable_answer_writes_nothing(student: User) -> None:
     ]
     for payload, code in cases:
         with pytest.raises(ApplicationError) as info:
-            services.attempt_create(user=student, exercise=ex, payload=payload)
+            learning_services.attempt_create(user=student, exercise=ex, payload=payload)
         assert info.value.code == code
     assert Attempt.objects.filter(user=student).count() == 0
     assert ExerciseProgress.objects.filter(user=student).count() == 0
@@ -138,7 +141,7 @@ def test_an_ungradable_answer_writes_nothing(student: User) -> None:
 
 def test_code_without_a_ready_sandbox_is_refused_and_costs_nothing(student: User, no_sandbox: None) -> None:
     with pytest.raises(ApplicationError) as info:
-        services.attempt_create(
+        learning_services.attempt_create(
             user=student,
             exercise=exercise("0.5"),
             payload={"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"},
@@ -150,29 +153,29 @@ def test_code_without_a_ready_sandbox_is_refused_and_costs_nothing(student: User
 
 def test_reveal_then_solve_completes_without_first_solve_points(student: User) -> None:
     ex = exercise("1.4")
-    progress = services.exercise_reveal(user=student, exercise=ex)
+    progress = learning_services.exercise_reveal(user=student, exercise=ex)
     assert progress.revealed_at is not None
-    again = services.exercise_reveal(user=student, exercise=ex)
+    again = learning_services.exercise_reveal(user=student, exercise=ex)
     assert again.revealed_at == progress.revealed_at  # idempotent
-    outcome = services.attempt_create(user=student, exercise=ex, payload={"answer": "128"})
+    outcome = learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "128"})
     assert outcome.first_solve
     assert outcome.progress is not None and outcome.progress.solved_after_reveal
 
 
 def test_hints_come_one_at_a_time(student: User) -> None:
     ex = exercise("0.1")
-    assert services.hint_reveal_next(user=student, exercise=ex).hints_used == 1
-    assert services.hint_reveal_next(user=student, exercise=ex).hints_used == 2
+    assert learning_services.hint_reveal_next(user=student, exercise=ex).hints_used == 1
+    assert learning_services.hint_reveal_next(user=student, exercise=ex).hints_used == 2
     with pytest.raises(ApplicationError) as info:
-        services.hint_reveal_next(user=student, exercise=ex)
+        learning_services.hint_reveal_next(user=student, exercise=ex)
     assert info.value.code == "no_more_hints"
 
 
 def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User) -> None:
     ex = exercise("0.1")
-    services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # warm caches and progress row
+    learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # warm caches and progress row
     with CaptureQueriesContext(connection) as queries:
-        services.attempt_create(user=student, exercise=ex, payload={"answer": "2"})
+        learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "2"})
     # On PostgreSQL a wrong answer's attempt insert and progress upsert are one atomic statement.
     assert len(queries) == 1, [q["sql"] for q in queries]
     assert queries[0]["sql"].lstrip().startswith("WITH new_attempt AS")
@@ -181,12 +184,12 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     # transaction: a fixed count, whatever the learner's history (the first statement is the
     # guarded one-round-trip path, which declines to record a completing attempt).
     with CaptureQueriesContext(connection) as queries:
-        services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
     statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
     assert len(statements) == 12, statements
     assert statements[0].lstrip().startswith("WITH cur AS") and statements[1].lstrip().startswith("WITH new_attempt")
     # Answering a solved exercise again changes no streak or score: one statement, no transaction.
     with CaptureQueriesContext(connection) as queries:
-        services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
     (statement,) = [q["sql"] for q in queries]
     assert statement.lstrip().startswith("WITH cur AS")

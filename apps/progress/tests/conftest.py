@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.exercises import services as exercise_services
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.models import Exercise
 from apps.exercises.tests.answers import correct_payload, wrong_payload
+from apps.learning import services as learning_services
 
 
 class Clock:
@@ -57,6 +57,6 @@ def solve(db: None) -> Solve:
     def run(user: User, which: int | Exercise, correct: bool = True) -> bool:
         exercise = exercises[which] if isinstance(which, int) else which
         payload = correct_payload(exercise) if correct else wrong_payload(exercise)
-        return exercise_services.attempt_create(user=user, exercise=exercise, payload=payload).first_solve
+        return learning_services.attempt_create(user=user, exercise=exercise, payload=payload).first_solve
 
     return run

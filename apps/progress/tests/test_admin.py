@@ -115,6 +115,35 @@ def test_an_instructor_creates_a_cohort_in_the_admin(make_user: Callable[..., Us
     assert list(cohort.assignments.values_list("due_on", flat=True)) == [date(2027, 1, 15)]
 
 
+def test_editing_a_cohort_in_the_admin_moves_its_members_streak_day(cohort: Cohort) -> None:
+    from apps.progress.models import LearnerStats
+
+    alice = User.objects.get(username="alice")
+    assert LearnerStats.objects.get(pk=alice.pk).time_zone == "Europe/Berlin"
+    assignment = cohort.assignments.get()
+    response = instructor_client(cohort).post(
+        f"/admin/progress/cohort/{cohort.pk}/change/",
+        {
+            "name": "  Late class ",
+            "time_zone": "Asia/Tokyo",
+            "assignments-TOTAL_FORMS": "1",
+            "assignments-INITIAL_FORMS": "1",
+            "assignments-0-id": assignment.pk,
+            "assignments-0-cohort": cohort.pk,
+            "assignments-0-workbook": assignment.workbook_id,
+            "assignments-0-due_on": "2026-06-01",
+            "memberships-TOTAL_FORMS": "3",
+            "memberships-INITIAL_FORMS": "3",
+            **{f"memberships-{i}-id": m.pk for i, m in enumerate(cohort.memberships.order_by("pk"))},
+            **{f"memberships-{i}-cohort": cohort.pk for i in range(3)},
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    cohort.refresh_from_db()
+    assert (cohort.name, cohort.time_zone, cohort.instructor.username) == ("Late class", "Asia/Tokyo", "teacher")
+    assert LearnerStats.objects.get(pk=alice.pk).time_zone == "Asia/Tokyo"
+
+
 def test_deleting_a_cohort_takes_its_boards_and_keeps_progress(cohort: Cohort) -> None:
     from apps.progress.models import ExerciseProgress, Membership, Score
 

@@ -211,9 +211,9 @@ def test_instructor_sees_progress_and_statistics(
     solve(student, exercise, correct=False)
     solve(student, exercise)
     solve(other_student, exercise, correct=False)
-    from apps.exercises import services as exercise_services
+    from apps.learning import services as learning_services
 
-    exercise_services.exercise_reveal(user=other_student, exercise=exercise)
+    learning_services.exercise_reveal(user=other_student, exercise=exercise)
     teacher = client_for(teacher_user)
     body = teacher.get(f"/api/v1/cohorts/{cohort.pk}/progress/").json()
     assert body["cohort"] == cohort.pk

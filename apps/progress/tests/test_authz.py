@@ -20,7 +20,7 @@ from apps.accounts.models import Role, User
 from apps.exercises.models import Exercise, Workbook
 from apps.exercises.tests.answers import correct_payload, wrong_payload
 from apps.progress import services
-from apps.progress.models import Cohort
+from apps.progress.models import Cohort, Membership
 
 pytestmark = pytest.mark.django_db
 
@@ -75,12 +75,12 @@ def world(make_user: Callable[..., User]) -> World:
     b = services.cohort_create(instructor=users["other_instructor"], name="Cohort B", workbooks=[(workbook, None)])
     services.cohort_join(user=users["learner"], code=a.join_code)
     services.cohort_join(user=users["outsider"], code=b.join_code)
-    from apps.exercises import services as exercise_services
+    from apps.learning import services as learning_services
 
     exercise = Exercise.objects.select_related("workbook", "current_version").get(workbook=workbook, number="0.1")
     for name in ("learner", "outsider"):
-        exercise_services.attempt_create(user=users[name], exercise=exercise, payload=wrong_payload(exercise))
-        exercise_services.attempt_create(user=users[name], exercise=exercise, payload=correct_payload(exercise))
+        learning_services.attempt_create(user=users[name], exercise=exercise, payload=wrong_payload(exercise))
+        learning_services.attempt_create(user=users[name], exercise=exercise, payload=correct_payload(exercise))
     return World(users, a, b, exercise)
 
 
@@ -195,6 +195,22 @@ def test_instructors_cannot_edit_content_or_another_instructors_cohort(world: Wo
     assert instructor.post(other, {"name": "Taken over", "time_zone": "UTC"}).status_code == 404
     world.b.refresh_from_db()
     assert world.b.name == "Cohort B"
+
+
+def test_the_cohorts_page_refuses_an_instructor_leaving_their_own_cohort(world: World) -> None:
+    """The rule lives in the service, so the page enforces it as the API does (`own_cohort`)."""
+    members = set(Membership.objects.filter(cohort=world.a).values_list("user_id", flat=True))
+    response = world.web("instructor").post("/cohorts/", {"action": "leave", "cohort": world.a.pk})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "You teach this cohort; delete it in the admin instead." in page
+    assert "You left" not in page
+    assert set(Membership.objects.filter(cohort=world.a).values_list("user_id", flat=True)) == members
+    assert Cohort.objects.filter(pk=world.a.pk, instructor=world.users["instructor"]).exists()
+    # A learner of the same cohort still leaves from the page.
+    left = world.web("learner").post("/cohorts/", {"action": "leave", "cohort": world.a.pk})
+    assert left.status_code == 302
+    assert not Membership.objects.filter(cohort=world.a, user=world.users["learner"]).exists()
 
 
 def test_the_join_code_is_shown_only_to_the_cohorts_instructor(world: World) -> None:

@@ -83,12 +83,12 @@ def test_a_completed_workbook_is_never_overdue_and_the_counts_are_the_instructor
         Exercise.objects.filter(workbook__slug="roofline", is_active=True).select_related("current_version")
     )
     cohort = cohort_with(teacher, [student, other_student], [("roofline", DUE), ("transformer-math", DUE)])
-    from apps.exercises import services as exercise_services
     from apps.exercises.tests.answers import correct_payload
+    from apps.learning import services as learning_services
 
     for exercise in roofline:
-        exercise_services.attempt_create(user=student, exercise=exercise, payload=correct_payload(exercise))
-    exercise_services.attempt_create(user=other_student, exercise=roofline[0], payload=correct_payload(roofline[0]))
+        learning_services.attempt_create(user=student, exercise=exercise, payload=correct_payload(exercise))
+    learning_services.attempt_create(user=other_student, exercise=roofline[0], payload=correct_payload(roofline[0]))
     later = datetime.fromisoformat("2026-07-01T12:00:00+00:00")
     for user in (student, other_student):
         assert learner_sees(user, later) == instructor_says(cohort, user, later)

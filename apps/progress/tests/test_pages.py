@@ -16,8 +16,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from apps.accounts.models import User
-from apps.exercises.choices import AnswerFormat, AttemptStatus, ExerciseKind, Verdict
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Workbook
+from apps.exercises.choices import AnswerFormat, AttemptStatus, Verdict
+from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.exercises.tests.factories import ChapterFactory, ExerciseFactory, WorkbookFactory
 from apps.progress import charts, selectors, services
 from apps.progress.models import DailyActivity, ExerciseProgress
 from apps.progress.tests.conftest import Clock, Solve
@@ -214,28 +215,12 @@ def test_weekly_chart_sums_monday_to_sunday_weeks(make_user: Callable[..., User]
 
 def second_workbook() -> list[Exercise]:
     """A small published workbook after transformer-math: 2 chapters of 3 exercises."""
-    book = Workbook.objects.create(slug="second-book", title="Second <Book>", position=99)
-    made = []
-    for number in (1, 2):
-        chapter = Chapter.objects.create(workbook=book, number=number, title=f"Part {number}")
-        for position in (1, 2, 3):
-            made.append(
-                Exercise.objects.create(
-                    workbook=book,
-                    chapter=chapter,
-                    number=f"{number}.{position}",
-                    position=position,
-                    title=f"Exercise {number}.{position}",
-                    kind=ExerciseKind.DERIVE,
-                    format=AnswerFormat.NUMERIC,
-                )
-            )
-    for e in made:  # attempts point at a version
-        e.current_version = ExerciseVersion.objects.create(
-            exercise=e, version=1, spec={}, grading_hash="-", content_hash="-"
-        )
-        e.save(update_fields=["current_version"])
-    return made
+    book = WorkbookFactory.create(slug="second-book", title="Second <Book>", position=99)
+    return [
+        ExerciseFactory.create(chapter=chapter, number=f"{chapter.number}.{position}", position=position)
+        for chapter in (ChapterFactory.create(workbook=book, number=n, title=f"Part {n}") for n in (1, 2))
+        for position in (1, 2, 3)
+    ]
 
 
 def progress_rows(user: User, exercises: list[Exercise], at: datetime) -> None:
@@ -398,11 +383,7 @@ def test_a_retired_latest_exercise_still_marks_the_place(make_user: Callable[...
 
 def test_nothing_to_continue_once_everything_is_solved(make_user: Callable[..., User], clock: Clock) -> None:
     extra = second_workbook()
-    hidden = Workbook.objects.create(slug="draft", title="Draft", is_published=False)
-    chapter = Chapter.objects.create(workbook=hidden, number=1, title="Draft")
-    Exercise.objects.create(
-        workbook=hidden, chapter=chapter, number="1.1", title="Unpublished", kind="derive", format="numeric"
-    )
+    ExerciseFactory.create(chapter__workbook=WorkbookFactory.create(is_published=False), title="Unpublished")
     user = learner(make_user, "finisher")
     progress_rows(user, [*ordered(), *extra], clock.at)
     later(clock)

@@ -8,8 +8,8 @@ from datetime import datetime
 import pytest
 
 from apps.accounts.models import Role, User
-from apps.exercises import services as exercise_services
 from apps.exercises.models import Attempt, Workbook
+from apps.learning import services as learning_services
 from apps.progress import selectors, services
 from apps.progress.models import ExerciseProgress, LearnerStats, Score, ScoreBucket
 from apps.progress.tests.conftest import Clock, Solve, gradable
@@ -40,7 +40,7 @@ def test_a_first_solve_earns_points_by_difficulty_once(make_user: Callable[..., 
 def test_revealing_first_completes_but_earns_no_points(make_user: Callable[..., User], solve: Solve) -> None:
     user = make_user()
     exercise = gradable()[1]
-    exercise_services.exercise_reveal(user=user, exercise=exercise)
+    learning_services.exercise_reveal(user=user, exercise=exercise)
     assert solve(user, exercise)
     stats = selectors.streak_get(user=user)
     assert (stats.solves, stats.points, stats.current) == (1, 0, 1)  # counts for mastery and the day
@@ -56,7 +56,7 @@ def test_reset_restarts_mastery_and_keeps_attempts_and_points(make_user: Callabl
     workbook = first.workbook
     solve(user, first)
     solve(user, second, correct=False)
-    exercise_services.exercise_reveal(user=user, exercise=second)
+    learning_services.exercise_reveal(user=user, exercise=second)
     earned = points(user)
     attempts = Attempt.objects.filter(user=user).count()
     assert services.workbook_reset(user=user, workbook=workbook) == 2

@@ -9,8 +9,8 @@ import pytest
 from django.db import connections
 
 from apps.accounts.models import User
-from apps.exercises import services
 from apps.exercises.models import Attempt, Exercise
+from apps.learning import services as learning_services
 from apps.progress.models import ExerciseProgress
 
 
@@ -31,7 +31,7 @@ def test_concurrent_correct_attempts_solve_once(make_user: Callable[..., User]) 
     def submit() -> None:
         try:
             barrier.wait()
-            outcome = services.attempt_create(user=user, exercise=exercise, payload={"answer": "30"})
+            outcome = learning_services.attempt_create(user=user, exercise=exercise, payload={"answer": "30"})
             first_solves.append(outcome.first_solve)
             if outcome.first_solve:
                 solver.append(outcome.attempt.pk)
@@ -74,7 +74,7 @@ def test_concurrent_solves_keep_boards_and_streaks_exact(make_user: Callable[...
         try:
             barrier.wait()
             for exercise in exercises:
-                services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:

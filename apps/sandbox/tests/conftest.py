@@ -19,8 +19,8 @@ from django.db import connection
 
 from apps.accounts import services as account_services
 from apps.accounts.models import User
-from apps.exercises import services
 from apps.exercises.models import Attempt, Exercise
+from apps.learning import services as learning_services
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox.tests.worker import ROOT, WorkerProcess
@@ -44,7 +44,7 @@ class Sandbox:
     ) -> Attempt:
         def create() -> int:
             exercise = Exercise.objects.get(workbook__slug=workbook, number=number)
-            return services.attempt_create(user=self.user, exercise=exercise, payload=payload).attempt.pk
+            return learning_services.attempt_create(user=self.user, exercise=exercise, payload=payload).attempt.pk
 
         return self.wait(self._committed(create), timeout=timeout)
 

@@ -16,7 +16,7 @@ import pytest
 from apps.exercises.content.loader import load_workbook
 from apps.exercises.content.report import DEFAULT_ROOT
 from apps.exercises.content.schema import CodeSpec
-from apps.sandbox.jobs import code_cases, code_job, limits_for
+from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.sandbox.runner import DockerRunner
 from apps.sandbox.verdict import Verdict, judge
 

@@ -201,7 +201,7 @@ def test_the_self_test_fails_when_the_canary_cannot_pass() -> None:
 def test_expected_values_never_enter_the_container() -> None:
     from apps.exercises.content.loader import load_workbook
     from apps.exercises.content.report import DEFAULT_ROOT
-    from apps.sandbox.jobs import code_cases, code_job
+    from apps.exercises.jobs import code_cases, code_job
 
     spec = load_workbook(DEFAULT_ROOT / "transformer-math", chapter_glob="00-*")
     code = next(e.code for c in spec.chapters for e in c.exercises if e.number == "0.5")

@@ -8,13 +8,13 @@ from typing import Any
 
 import docker
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
-from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache as content_cache
 from apps.exercises.models import Attempt, Exercise
-from apps.sandbox import services
+from apps.learning import services, tasks
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader
 from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, spawn_worker, start_worker, worker_env
@@ -137,20 +137,40 @@ def test_without_a_ready_worker_code_is_refused_plainly(sandbox: Sandbox, no_san
     assert sandbox._committed(lambda: Attempt.objects.filter(user=sandbox.user).count()) == 0
 
 
-def test_a_platform_fault_is_not_graded_and_not_counted(sandbox: Sandbox) -> None:
-    """A real fault: the image is missing. Retried, then closed as not graded; no attempt spent."""
+def test_a_platform_fault_is_retried_then_not_graded_and_not_counted(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real fault: the image is missing. The run gives its claim back (queued, claim count as
+    before), the task retries through Celery, and after the last retry the attempt is closed as
+    not graded; no attempt is spent."""
 
-    def run() -> Attempt | None:
-        attempt = Attempt.objects.create(
+    def make() -> int:
+        return Attempt.objects.create(
             user=sandbox.user, exercise_id=_exercise_id("0.5"), version_id=_version_id("0.5"), part="code",
             status=AttemptStatus.QUEUED, raw={"code": "def param_count(d, n_layers, vocab_size):\n    return 0\n"},
-        )  # fmt: skip
-        return services.attempt_grade(attempt_id=attempt.pk, runner=DockerRunner("mlsys-sandbox:missing"))
+        ).pk  # fmt: skip
 
-    attempt = sandbox._committed(run)
-    assert attempt is not None
+    pk = sandbox._committed(make)
+    missing = DockerRunner("mlsys-sandbox:missing")
+    with pytest.raises(services.SandboxFault, match="missing"):
+        sandbox._committed(lambda: services.attempt_grade(attempt_id=pk, runner=missing))
+    given_back = sandbox._committed(lambda: Attempt.objects.get(pk=pk))
+    assert (given_back.status, given_back.claims) == (AttemptStatus.QUEUED, 0)
+    assert given_back.lease_expires_at is not None  # recovery publishes it again if the retry is lost
+
+    # apply(): the task runs here, and Celery runs each retry it asks for (countdown aside) —
+    # provided a retry is a result, not an exception to propagate.
+    conf = tasks.grade_code_attempt.app.conf
+    propagates, conf.task_eager_propagates = conf.task_eager_propagates, False
+    try:
+        with override_settings(SANDBOX_IMAGE="mlsys-sandbox:missing", SANDBOX_RETRIES=2):
+            outcome = sandbox._committed(lambda: tasks.grade_code_attempt.apply(args=(pk,)).get())
+    finally:
+        conf.task_eager_propagates = propagates
+    assert outcome == "not graded"
+    attempt = sandbox._committed(lambda: Attempt.objects.get(pk=pk))
     assert (attempt.status, attempt.verdict, attempt.outcome) == (AttemptStatus.NOT_GRADED, "", "not_graded")
-    assert "did not count" in attempt.feedback
+    assert "did not count" in attempt.feedback and "missing" in attempt.details["reason"]
     assert sandbox.progress("0.5") is None
 
 
@@ -208,9 +228,7 @@ def test_a_worker_killed_mid_run_leaves_nothing_behind(sandbox: Sandbox, tmp_pat
 
     def submit() -> int:
         exercise = Exercise.objects.get(workbook__slug="transformer-math", number="0.5")
-        return exercise_services.attempt_create(
-            user=sandbox.user, exercise=exercise, payload={"code": source}
-        ).attempt.pk
+        return services.attempt_create(user=sandbox.user, exercise=exercise, payload={"code": source}).attempt.pk
 
     attempt_id = sandbox._committed(submit)
     deadline = time.monotonic() + 30

@@ -26,9 +26,9 @@ from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus
 from apps.exercises.models import Attempt, Exercise
+from apps.learning import inprocess, services
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
-from apps.sandbox import inprocess, services
 from apps.sandbox.tests.conftest import SolutionReader
 
 pytestmark = pytest.mark.slow

@@ -25,7 +25,7 @@ from rest_framework.test import APIClient
 from apps.exercises.content.loader import load_workbook, read_cases
 from apps.exercises.content.report import DEFAULT_ROOT, check_workbooks
 from apps.exercises.content.schema import CodeCase, CodeSpec
-from apps.sandbox.jobs import code_cases, code_job, limits_for, probe_problems
+from apps.exercises.jobs import code_cases, code_job, limits_for, probe_problems
 from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import DockerRunner, Limits
 from apps.sandbox.tests.conftest import Sandbox

@@ -17,7 +17,8 @@ from django.utils import timezone
 from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
 from apps.exercises.content import cache as content_cache
 from apps.exercises.models import Attempt, Exercise
-from apps.sandbox import health, selectors, services
+from apps.learning import services
+from apps.sandbox import health, selectors
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader
 from apps.sandbox.verdict import Verdict as RunVerdict
 

@@ -29,5 +29,7 @@ class Command(BaseCommand):
             )
             if report.new_versions:
                 self.stdout.write(f"  new versions (answers changed): {', '.join(report.new_versions)}")
+            if report.renumbered:
+                self.stdout.write(f"  renumbered (same exercise, attempts kept): {', '.join(report.renumbered)}")
             if report.retired:
                 self.stdout.write(f"  retired (no longer in the files): {', '.join(report.retired)}")

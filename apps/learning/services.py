@@ -1,4 +1,12 @@
-"""Writes for code attempts: submit (queue), grade (claim, run, finish), recover and fail the stuck.
+"""Every write to an attempt: the one owner of ``Attempt``'s lifecycle.
+
+An answer graded here (numbers, choices, orders, lines, tables, parts) is created, graded and
+counted in one statement with the learner's progress (``progress.services.attempt_record``). Code
+is created queued, claimed, run by the sandbox (``apps.sandbox``, which knows nothing of our
+models), finished or failed, recovered and swept here; ``tasks.py`` is the Celery face of it.
+Reveals and hints are here too: they are the learner's other moves on an exercise.
+
+Code attempts: submit (queue), grade (claim, run, finish), recover and fail the stuck.
 
 The lifecycle is a compare-and-set on ``Attempt.status``: queued → running (claimed by exactly
 one worker) → graded | not_graded. A final state is never overwritten, so a redelivered Celery
@@ -19,25 +27,29 @@ lease but finished anyway cannot grade an attempt twice.
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import threading
-import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, connection, connections, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError, ServiceUnavailable
 from apps.exercises import parts
+from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verdict
 from apps.exercises.content import cache
+from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 from apps.progress import services as progress_services
+from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors
-from apps.sandbox.jobs import code_cases, code_job, limits_for
 from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import Verdict as RunVerdict
 from apps.sandbox.verdict import clean, judge
@@ -45,6 +57,7 @@ from apps.sandbox.verdict import clean, judge
 logger = logging.getLogger(__name__)
 
 MAX_SOURCE_BYTES = 64_000
+GRADE_TASK = "learning.grade_code_attempt"  # tasks.grade_code_attempt
 # What the learner reads, by what happened; the exact reason goes to ``details["reason"]``.
 NOT_GRADED_MESSAGE = (
     "Your code could not be graded: the sandbox is unavailable right now. This did not count as an "
@@ -120,7 +133,7 @@ def _enqueue(attempt_id: int) -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # No broker (the embedded default): Celery would run the task right here, inside the
         # request, which would answer only after the run. A thread of this process runs it instead.
-        from apps.sandbox import inprocess
+        from apps.learning import inprocess
 
         if not inprocess.submit(attempt_id):
             attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
@@ -131,10 +144,9 @@ def _enqueue(attempt_id: int) -> None:
 def _publish(attempt_id: int) -> bool:
     """Send the attempt to the sandbox queue. A failure loses nothing: it stays queued, and
     ``attempts_recover`` publishes it again when its lease is past."""
-    from apps.sandbox.tasks import grade_code_attempt
-
     try:
-        grade_code_attempt.delay(attempt_id)
+        # By the task's name: this module is what the task calls, and does not import it back.
+        current_app.send_task(GRADE_TASK, args=[attempt_id])
     except Exception as exc:  # noqa: BLE001 - any broker failure: the attempt stays queued, see above
         logger.warning("could not publish a code attempt; it will be published again: %s", exc,
                        extra={"attempt_id": attempt_id})  # fmt: skip
@@ -143,7 +155,8 @@ def _publish(attempt_id: int) -> bool:
 
 
 def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt | None:
-    """Claim a queued attempt, run it, record the verdict. Returns None if it was not ours to grade.
+    """Claim a queued attempt, run it, record the verdict. Returns None if it was not ours to grade;
+    raises ``SandboxFault`` (the attempt queued again) if the sandbox could not run it.
 
     The claim records the limits the run gets, so that a page following it can say them.
     """
@@ -166,21 +179,38 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
         logger.info("code attempt claimed by another worker meanwhile", extra={"attempt_id": attempt_id})
         return None
     attempt.status, attempt.started_at, attempt.details, attempt.claims = AttemptStatus.RUNNING, now, details, claim
-    fault = ""
     with _Lease(attempt_id, claim):
-        for attempt_no in range(settings.SANDBOX_RETRIES + 1):
-            try:
-                result = runner.run(job, limits)
-                break
-            except SandboxUnavailable as exc:
-                fault = str(exc)
-                logger.warning("sandbox fault", extra={"attempt_id": attempt_id, "try": attempt_no + 1, "error": fault})
-                if attempt_no < settings.SANDBOX_RETRIES:
-                    time.sleep(min(4.0, 0.5 * 2**attempt_no))
+        try:
+            result = runner.run(job, limits)
+        except SandboxUnavailable as exc:
+            fault = str(exc)
         else:
-            return attempt_not_graded(attempt_id=attempt_id, reason=fault, claim=claim)
+            fault = ""
+    if fault:
+        logger.warning("sandbox fault; the claim is given back", extra={"attempt_id": attempt_id, "error": fault})
+        _claim_release(attempt_id, claim)
+        raise SandboxFault(fault)
     verdict = judge(result, code_cases(code), code.entry)
     return attempt_finish(attempt=attempt, verdict=verdict, duration_s=result.duration_s)
+
+
+class SandboxFault(Exception):
+    """The run could not happen (Docker unreachable, the image gone): not the learner's doing. The
+    attempt is queued again, its claim given back; the caller retries it later or closes it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _claim_release(attempt_id: int, claim: int) -> None:
+    """Running → queued under our claim, the claim count as before it (a fault is not a lost
+    worker). Its lease says when recovery publishes it again, should the retry itself be lost."""
+    Attempt.objects.filter(pk=attempt_id, status=AttemptStatus.RUNNING, claims=claim).update(
+        status=AttemptStatus.QUEUED,
+        claims=claim - 1,
+        lease_expires_at=timezone.now() + timedelta(seconds=settings.SANDBOX_REPUBLISH_AFTER_S),
+    )
 
 
 def _lease_end() -> datetime:
@@ -329,3 +359,114 @@ def attempts_fail_stuck(*, older_than_s: float | None = None, reason: str = "") 
         if attempt_not_graded(attempt_id=attempt_id, reason=why, feedback=feedback):
             count += 1
     return count
+
+
+# ---------------------------------------------------------------------------------------------
+# Answers graded here
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    attempt: Attempt
+    progress: ExerciseProgress | None
+    first_solve: bool
+
+    @property
+    def pending(self) -> bool:
+        """Queued for the sandbox: the verdict comes later (poll the attempt's URL)."""
+        return not self.attempt.is_final
+
+
+_ATTEMPT_INSERT = (
+    f"INSERT INTO {Attempt._meta.db_table} (user_id, exercise_id, version_id, part, status, raw, parsed, verdict, "
+    "outcome, score, feedback, details, created_at, accepted_with_note, counted) "
+    "SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s, %s, %s"
+)
+
+
+def _attempt_insert(a: Attempt) -> progress_services.AttemptInsert:
+    """A graded attempt's row, for progress to insert in one statement with its upsert (PostgreSQL)."""
+    params = [
+        a.user_id, a.exercise_id, a.version_id, a.part, json.dumps(a.raw), json.dumps(a.parsed), a.verdict, a.score,
+        a.feedback, json.dumps(a.details), a.created_at, a.accepted_with_note, a.counted,
+    ]  # fmt: skip
+    return progress_services.AttemptInsert(_ATTEMPT_INSERT, params)
+
+
+def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
+    """Grade and record an attempt, and update the learner's progress in the same transaction.
+
+    Code (a Build, or a Debug's fix) is queued for the sandbox instead: the attempt comes back
+    ``queued`` and is counted when a worker grades it.
+    """
+    version = exercise.current_version
+    if version is None:
+        raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
+    spec = cache.resolved(version).spec
+    part = parts.part_of(spec, payload)
+    if part == AttemptPart.CODE:
+        queued = code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
+        return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
+    result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload)
+    attempt = Attempt(
+        user=user,
+        exercise=exercise,
+        version=version,
+        part=part,
+        raw=payload,
+        parsed=result.parsed,
+        verdict=Verdict.CORRECT if result.correct else Verdict.INCORRECT,
+        score=result.score,
+        accepted_with_note=result.noted,
+        counted=result.counts,
+        feedback=result.feedback,
+        details=result.details,
+        created_at=timezone.now(),
+    )
+    part_bit, all_parts = parts.bit(spec, part), parts.all_bits(spec)
+    if connection.vendor == "postgresql":
+        progress, first_solve = progress_services.attempt_record(
+            attempt=attempt, insert=_attempt_insert(attempt), part_bit=part_bit, all_parts=all_parts
+        )
+    else:
+        with transaction.atomic():
+            attempt.save()
+            progress, first_solve = progress_services.attempt_count(
+                attempt=attempt, part_bit=part_bit, all_parts=all_parts
+            )
+    logger.info(
+        "attempt graded",
+        extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},
+    )
+    return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reveal and hints
+# ---------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
+    """Give up and see the answer. Solving afterwards completes the exercise but earns no points."""
+    progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if progress.revealed_at is None:
+        progress.revealed_at = timezone.now()
+        # Revealing before ever solving gives up this exercise's points for good (a reset keeps it).
+        progress.forfeited = progress.forfeited or progress.first_solved_at is None
+        progress.save(update_fields=["revealed_at", "forfeited"])
+        logger.info("answer revealed", extra={"user_id": user.pk, "exercise_id": exercise.pk})
+    return progress
+
+
+@transaction.atomic
+def hint_reveal_next(*, user: User, exercise: Exercise) -> ExerciseProgress:
+    version = exercise.current_version
+    total = len(cache.resolved(version).spec.hints) if version else 0
+    progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if progress.hints_used >= total:
+        raise ApplicationError("There are no more hints for this exercise.", code="no_more_hints", status_code=409)
+    progress.hints_used += 1
+    progress.save(update_fields=["hints_used"])
+    return progress

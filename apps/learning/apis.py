@@ -13,22 +13,23 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.models import User
+from apps.core import schema
 from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
-from apps.core.serializers import represent, represent_many
+from apps.core.request import request_user
+from apps.core.serializers import ErrorOut, represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
-from apps.exercises import presentation, selectors, services
+from apps.exercises import formats, presentation, selectors
+from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart
 from apps.exercises.content import cache
 from apps.exercises.content.render import markdown_html, render
-from apps.exercises.grading.formula import scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, Verdict, Workbook
+from apps.exercises.selectors import chapter_scope
 from apps.exercises.serializers import (
-    ANSWER_INPUTS,
     AttemptOut,
     AttemptRequest,
     AttemptResultOut,
     ChapterDetailOut,
-    ErrorOut,
     ExerciseDetailOut,
     ExerciseSummaryOut,
     HintRevealOut,
@@ -39,21 +40,18 @@ from apps.exercises.serializers import (
     WorkbookExportOut,
     WorkbookOut,
 )
+from apps.learning import services
+from apps.progress import selectors as progress_selectors
 from apps.progress.models import ExerciseProgress
 
 ERRORS = {
     400: OpenApiResponse(ErrorOut, description="The answer could not be graded (explained; costs no attempt)."),
-    401: OpenApiResponse(ErrorOut, description="Not authenticated."),
-    404: OpenApiResponse(ErrorOut, description="No such object (or not yours)."),
+    **schema.ERRORS,
 }
-ERRORS_PAGE = {400: OpenApiResponse(ErrorOut, description="`page_size` is not a whole number from 1 to 200.")}
+ERRORS_PAGE = schema.ERRORS_PAGE
 
 
 # ---- dict builders shared with the web views ----------------------------------------------------
-
-
-def counts_dict(c: selectors.Counts) -> dict[str, int]:
-    return {"solved": c.solved, "total": c.total, "percent": c.percent}
 
 
 def state_dict(p: ExerciseProgress | None) -> dict[str, Any]:
@@ -88,8 +86,9 @@ def summary_dict(e: Exercise, p: ExerciseProgress | None) -> dict[str, Any]:
 def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
     version = e.current_version
     assert version is not None
-    progress = selectors.progress_get(user=user, exercise=e)
+    progress = progress_selectors.progress_get(user=user, exercise=e)
     prev, nxt = selectors.neighbours(exercise=e)
+    visible = progress is not None and progress.answer_visible
     return {
         **summary_dict(e, progress),
         "workbook": e.workbook.slug,
@@ -98,8 +97,8 @@ def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
         "prompt_html": cache.rendered(version).prompt_html,
         "widget": presentation.widget(version, user.pk),
         "hints": presentation.hints(version, progress.hints_used if progress else 0),
-        "solution": presentation.solution(version, progress),
-        "plot": presentation.plot(version, progress, user.pk),
+        "solution": presentation.solution(version, answer_visible=visible),
+        "plot": presentation.plot(version, user.pk, answer_visible=visible),
         "previous": prev,
         "next": nxt,
     }
@@ -150,19 +149,13 @@ def _exercise(slug: str, number: str) -> Exercise:
     return selectors.exercise_get(workbook_slug=slug, number=number)
 
 
-def _user(request: Request) -> User:
-    user = request.user
-    assert isinstance(user, User)
-    return user
-
-
 # ---- workbooks and chapters -------------------------------------------------------------------
 
 
 class WorkbookListApi(APIView):
     @extend_schema(operation_id="workbooks_list", responses={200: WorkbookOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        data = [_workbook_dict(w, c) for w, c in selectors.workbook_list(user=_user(request))]
+        data = [_workbook_dict(w, c) for w, c in progress_selectors.workbook_list(user=request_user(request))]
         return Response(represent_many(WorkbookOut, data))
 
 
@@ -172,7 +165,7 @@ def _workbook_dict(w: Workbook, c: selectors.Counts) -> dict[str, Any]:
         "title": w.title,
         "summary": w.summary,
         "prerequisites": w.prerequisites,
-        "progress": counts_dict(c),
+        "progress": selectors.counts_dict(c),
         "url": reverse("api:workbook-detail", kwargs={"slug": w.slug}),
     }
 
@@ -181,7 +174,7 @@ def _chapter_dict(w: Workbook, ch: Chapter, c: selectors.Counts) -> dict[str, An
     return {
         "number": ch.number,
         "title": ch.title,
-        "progress": counts_dict(c),
+        "progress": selectors.counts_dict(c),
         "url": reverse("api:chapter-detail", kwargs={"slug": w.slug, "number": ch.number}),
     }
 
@@ -191,9 +184,9 @@ class WorkbookDetailApi(APIView):
         operation_id="workbooks_retrieve", responses={200: WorkbookDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str) -> Response:
-        user = _user(request)
+        user = request_user(request)
         workbook = selectors.workbook_get(slug=slug)
-        chapters = selectors.chapter_list(workbook=workbook, user=user)
+        chapters = progress_selectors.chapter_list(workbook=workbook, user=user)
         total = selectors.Counts(sum(c.total for _, c in chapters), sum(c.solved for _, c in chapters))
         data = {**_workbook_dict(workbook, total), "chapters": [_chapter_dict(workbook, ch, c) for ch, c in chapters]}
         return Response(represent(WorkbookDetailOut, data))
@@ -204,11 +197,11 @@ class ChapterDetailApi(APIView):
         operation_id="chapters_retrieve", responses={200: ChapterDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
-        user = _user(request)
+        user = request_user(request)
         workbook = selectors.workbook_get(slug=slug)
         chapter = selectors.chapter_get(workbook=workbook, number=number)
         exercises = list(selectors.exercise_list(workbook=workbook, chapter=chapter))
-        progress = selectors.progress_map(user=user, exercises=exercises)
+        progress = progress_selectors.progress_map(user=user, exercises=exercises)
         solved = sum(1 for e in exercises if (p := progress.get(e.pk)) and p.solved)
         scope = chapter_scope(chapter)
         data = {
@@ -217,10 +210,6 @@ class ChapterDetailApi(APIView):
             "exercises": [summary_dict(e, progress.get(e.pk)) for e in exercises],
         }
         return Response(represent(ChapterDetailOut, data))
-
-
-def chapter_scope(chapter: Chapter) -> dict[str, Any]:
-    return scope_of(chapter.givens or {}, chapter.derived or {})
 
 
 # ---- exercises ----------------------------------------------------------------------------------
@@ -236,7 +225,7 @@ class ExerciseListApi(APIView):
         workbook = selectors.workbook_get(slug=slug)
         paginator = Pagination()
         page = paginator.paginate_queryset(selectors.exercise_list(workbook=workbook), request, view=self) or []
-        progress = selectors.progress_map(user=_user(request), exercises=list(page))
+        progress = progress_selectors.progress_map(user=request_user(request), exercises=list(page))
         data = [summary_dict(e, progress.get(e.pk)) for e in page]
         return paginator.get_paginated_response(represent_many(ExerciseSummaryOut, data))
 
@@ -246,7 +235,7 @@ class ExerciseDetailApi(APIView):
         operation_id="exercises_retrieve", responses={200: ExerciseDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
-        data = detail_dict(_exercise(slug, number), _user(request))
+        data = detail_dict(_exercise(slug, number), request_user(request))
         return Response(represent(ExerciseDetailOut, data))
 
 
@@ -266,7 +255,7 @@ class ExerciseAttemptsApi(APIView):
         exercise = _exercise(slug, number)
         paginator = Pagination()
         page = paginator.paginate_queryset(
-            selectors.attempt_list(user=_user(request), exercise=exercise), request, view=self
+            selectors.attempt_list(user=request_user(request), exercise=exercise), request, view=self
         )
         return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
 
@@ -293,21 +282,21 @@ class ExerciseAttemptsApi(APIView):
         },
     )
     def post(self, request: Request, slug: str, number: str) -> Response:
-        user = _user(request)
+        user = request_user(request)
         exercise = _exercise(slug, number)
-        body = ANSWER_INPUTS[exercise.format](data=request.data)
+        body = formats.get(exercise.format).answer_in(data=request.data)
         body.is_valid(raise_exception=True)
         outcome = services.attempt_create(user=user, exercise=exercise, payload=dict(body.validated_data))
         attempt, progress = outcome.attempt, outcome.progress
         if outcome.pending:
             # Queued for the sandbox; a worker may have claimed it already: read back what is known now.
             attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
-            progress = selectors.progress_get(user=user, exercise=exercise)
+            progress = progress_selectors.progress_get(user=user, exercise=exercise)
         solved = attempt.verdict == Verdict.CORRECT and progress is not None and progress.solved
         data = {
             **attempt_dict(attempt),
             "state": state_dict(progress),
-            "solution": presentation.solution(attempt.version, progress) if solved else None,
+            "solution": presentation.solution(attempt.version, answer_visible=True) if solved else None,
         }
         code = status.HTTP_202_ACCEPTED if outcome.pending else status.HTTP_201_CREATED
         return Response(represent(AttemptResultOut, data), status=code, headers={"Location": data["url"]})
@@ -329,7 +318,7 @@ class ExercisePreviewApi(APIView):
     def post(self, request: Request, slug: str, number: str) -> Response:
         body = PreviewIn(data=request.data)
         body.is_valid(raise_exception=True)
-        data = services.answer_preview(
+        data = exercise_services.answer_preview(
             exercise=_exercise(slug, number),
             text=body.validated_data["answer"],
             field=body.validated_data.get("field") or None,
@@ -346,9 +335,10 @@ class ExerciseRevealApi(APIView):
     )
     def post(self, request: Request, slug: str, number: str) -> Response:
         exercise = _exercise(slug, number)
-        progress = services.exercise_reveal(user=_user(request), exercise=exercise)
+        progress = services.exercise_reveal(user=request_user(request), exercise=exercise)
         assert exercise.current_version is not None
-        data = {"state": state_dict(progress), "solution": presentation.solution(exercise.current_version, progress)}
+        solution = presentation.solution(exercise.current_version, answer_visible=progress.answer_visible)
+        data = {"state": state_dict(progress), "solution": solution}
         return Response(represent(RevealOut, data))
 
 
@@ -366,7 +356,7 @@ class ExerciseHintApi(APIView):
     )
     def post(self, request: Request, slug: str, number: str) -> Response:
         exercise = _exercise(slug, number)
-        progress = services.hint_reveal_next(user=_user(request), exercise=exercise)
+        progress = services.hint_reveal_next(user=request_user(request), exercise=exercise)
         assert exercise.current_version is not None
         data = {
             "hints": presentation.hints(exercise.current_version, progress.hints_used),
@@ -393,7 +383,9 @@ class AttemptListApi(APIView):
         responses={200: paginated(AttemptOut), 400: ERRORS_PAGE[400], 401: ERRORS[401], 404: ERRORS[404]},
     )
     def get(self, request: Request) -> Response:
-        qs = selectors.attempt_list(user=_user(request), workbook_slug=request.query_params.get("workbook") or None)
+        qs = selectors.attempt_list(
+            user=request_user(request), workbook_slug=request.query_params.get("workbook") or None
+        )
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
@@ -402,7 +394,7 @@ class AttemptListApi(APIView):
 class AttemptDetailApi(APIView):
     @extend_schema(operation_id="attempts_retrieve", responses={200: AttemptOut, 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request, attempt_id: int) -> Response:
-        attempt = selectors.attempt_get(user=_user(request), attempt_id=attempt_id)
+        attempt = selectors.attempt_get(user=request_user(request), attempt_id=attempt_id)
         return Response(represent(AttemptOut, attempt_dict(attempt)))
 
 
@@ -425,4 +417,4 @@ class WorkbookExportApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         # The command's JSON as it is (ints stay ints): WorkbookExportOut documents its shape.
-        return Response(selectors.workbook_export(user=_user(request), slug=slug))
+        return Response(selectors.workbook_export(user=request_user(request), slug=slug))

@@ -25,7 +25,9 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from apps.sandbox import selectors, services
+from apps.learning import services
+from apps.learning.tasks import retry_delay
+from apps.sandbox import selectors
 from apps.sandbox.runner import SandboxUnavailable
 
 logger = logging.getLogger(__name__)
@@ -40,6 +42,7 @@ STARTED_AT = timezone.now()
 _lock = threading.Lock()
 _jobs: queue.Queue[int] | None = None
 _orphans_swept = threading.Event()
+_faults: dict[int, int] = {}  # attempt id -> sandbox faults so far
 
 
 def size() -> int:
@@ -88,6 +91,17 @@ def _sweep_stuck() -> None:
 def _grade(attempt_id: int, slot: int) -> None:
     try:
         services.attempt_grade(attempt_id=attempt_id, runner=selectors.runner(), slot=slot)
+    except services.SandboxFault as fault:
+        # As the Celery task does: try again later, without holding this thread; then give up.
+        tries = _faults.get(attempt_id, 0)
+        if tries >= settings.SANDBOX_RETRIES:
+            _faults.pop(attempt_id, None)
+            services.attempt_not_graded(attempt_id=attempt_id, reason=fault.reason)
+            return
+        _faults[attempt_id] = tries + 1
+        timer = threading.Timer(retry_delay(tries), _resubmit, args=(attempt_id,))
+        timer.daemon = True
+        timer.start()
     except Exception:
         # Not a learner's failure (those are verdicts) but ours, a database error say: the attempt
         # is closed as not graded, and the thread lives on for the next job.
@@ -96,6 +110,12 @@ def _grade(attempt_id: int, slot: int) -> None:
             services.attempt_not_graded(attempt_id=attempt_id, reason="the run failed on the server")
         except Exception:
             logger.exception("could not close a failed run; the sweeps will", extra={"attempt_id": attempt_id})
+
+
+def _resubmit(attempt_id: int) -> None:
+    if not submit(attempt_id):
+        services.attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
+        connections.close_all()
 
 
 def _reap() -> None:

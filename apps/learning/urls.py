@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.exercises import apis
+from apps.learning import apis
 
 EXERCISE = "workbooks/<slug64:slug>/exercises/<exercise_number:number>/"
 

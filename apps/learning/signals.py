@@ -14,10 +14,11 @@ from typing import Any
 
 from celery.signals import worker_init, worker_ready, worker_shutting_down
 
+from apps.core.queues import Queue
 from apps.sandbox import health
 
 logger = logging.getLogger(__name__)
-SANDBOX_QUEUE = "sandbox"
+SANDBOX_QUEUE = Queue.SANDBOX.value
 
 
 def _consumes_sandbox(app: Any) -> bool:
@@ -35,7 +36,7 @@ def sandbox_worker_init(sender: Any, **kwargs: Any) -> None:
 def sandbox_worker_ready(sender: Any, **kwargs: Any) -> None:
     if not _consumes_sandbox(sender.app):
         return
-    from apps.sandbox import services
+    from apps.learning import services
 
     app, hostname = sender.app, sender.hostname
 

@@ -13,19 +13,22 @@ from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
-from apps.exercises import presentation, selectors, services
-from apps.exercises.apis import attempt_dict, chapter_scope, detail_dict
-from apps.exercises.choices import AnswerFormat, AttemptPart, Verdict
+from apps.core.request import request_user
+from apps.exercises import formats, selectors
+from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.render import render as render_md
 from apps.exercises.models import Attempt, Exercise
+from apps.exercises.selectors import chapter_scope
+from apps.learning import services
+from apps.learning.apis import attempt_dict, detail_dict
 from apps.progress import selectors as progress_selectors
 
 
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user if isinstance(request.user, User) else None
     context = {
-        "workbooks": selectors.workbook_list(user=user),
+        "workbooks": progress_selectors.workbook_list(user=user),
         "streak": progress_selectors.streak_get(user=user) if user is not None else None,
         "next_exercise": progress_selectors.continue_point(user=user) if user is not None else None,
         "due": progress_selectors.learner_due(user=user) if user is not None else [],
@@ -35,12 +38,11 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def workbook(request: HttpRequest, slug: str) -> HttpResponse:
-    user = request.user
-    assert isinstance(user, User)
+    user = request_user(request)
     wb = selectors.workbook_get(slug=slug)
     exercises = list(selectors.exercise_list(workbook=wb))
-    progress = selectors.progress_map(user=user, exercises=exercises)
-    listed = selectors.chapter_list(workbook=wb, user=user)
+    progress = progress_selectors.progress_map(user=user, exercises=exercises)
+    listed = progress_selectors.chapter_list(workbook=wb, user=user)
     # Rows as plain dicts, and each link as the workbook's URL plus the number (what
     # `web:exercise` reverses to): a reverse() and a dozen attribute lookups per row were half
     # of this page's time (bench/pages.py).
@@ -77,40 +79,9 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _payload_from_form(exercise: Exercise, data: Any) -> dict[str, Any]:
     """The same payload the API takes, from a plain HTML form (no JavaScript needed)."""
-    fmt = exercise.format
     if "code" in data:  # a Build, or a Debug's fix (its own form on the page)
         return {"code": data.get("code", "")}
-    if fmt == AnswerFormat.NUMERIC:
-        return {"answer": data.get("answer", "")}
-    if fmt == AnswerFormat.CHOICE:
-        return {"choices": data.getlist("choices")}
-    if fmt == AnswerFormat.LINES:
-        lines = []
-        for raw in data.getlist("lines"):
-            try:
-                lines.append(int(raw))
-            except ValueError:
-                continue
-        return {"lines": lines}
-    if fmt == AnswerFormat.TABLE:
-        return {"cells": {k.removeprefix("cell:"): v for k, v in data.items() if k.startswith("cell:")}}
-    if fmt == AnswerFormat.PARTS:
-        return {"parts": {k.removeprefix("part:"): v for k, v in data.items() if k.startswith("part:")}}
-    if fmt == AnswerFormat.ORDER:
-        # Without JavaScript each step has a position select; with it, hidden inputs in order.
-        if data.getlist("order"):
-            return {"order": data.getlist("order")}
-        positions = []
-        for key, value in data.items():
-            if key.startswith("pos:"):
-                try:
-                    positions.append((int(value), key.removeprefix("pos:")))
-                except ValueError:
-                    continue
-        if len({p for p, _ in positions}) != len(positions):
-            raise ApplicationError("Give each step a different position.", code="bad_payload")
-        return {"order": [step for _, step in sorted(positions)]}
-    return {"code": data.get("code", "")}
+    return formats.get(exercise.format).form_payload(data)
 
 
 def _own_attempt(user: User, exercise: Exercise, attempt_id: str) -> Attempt | None:
@@ -127,8 +98,7 @@ def _own_attempt(user: User, exercise: Exercise, attempt_id: str) -> Attempt | N
 @login_required
 @require_http_methods(["GET", "POST"])
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
-    user = request.user
-    assert isinstance(user, User)
+    user = request_user(request)
     ex = selectors.exercise_get(workbook_slug=slug, number=number)
     result: dict[str, Any] | None = None
     error: ApplicationError | None = None
@@ -156,6 +126,7 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         result = attempt_dict(shown)
         submitted = {"code": shown.raw.get("code", "")} if isinstance(shown.raw, dict) else {}
     data = detail_dict(ex, user)
+    fmt = formats.get(ex.format)
     recent = [attempt_dict(a) for a in selectors.attempt_list(user=user, exercise=ex)[:5]]
     context = {
         "exercise": ex,
@@ -169,9 +140,9 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         "api_preview": reverse("api:exercise-preview", args=[slug, number]),
         "api_hints": reverse("api:exercise-hints", args=[slug, number]),
         "api_reveal": reverse("api:exercise-reveal", args=[slug, number]),
-        "table_labels": presentation.field_labels(cache.resolved(ex.current_version).spec)
-        if ex.format in (AnswerFormat.TABLE, AnswerFormat.PARTS) and ex.current_version
-        else {},
+        "table_labels": fmt.field_labels(cache.resolved(ex.current_version).spec) if ex.current_version else {},
+        "widget_template": fmt.template,
+        "submit_label": fmt.submit_label,
     }
     status = 400 if error is not None and error.status_code == 400 else 200
     return render(request, "exercises/exercise.html", context, status=status)

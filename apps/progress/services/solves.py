@@ -1,0 +1,211 @@
+"""Solves: the streak, the day's activity, points and leaderboard rows, and their set-based rebuild."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from apps.accounts.models import User
+from apps.core.exceptions import ApplicationError
+from apps.exercises.models import Exercise
+from apps.progress.models import (
+    Cohort,
+    DailyActivity,
+    ExerciseProgress,
+    LearnerStats,
+    Membership,
+    Score,
+    ScoreBucket,
+)
+
+logger = logging.getLogger(__name__)
+
+
+GLOBAL_ALL = "all"
+
+
+def points_for(exercise: Exercise) -> int:
+    """Points for a first solve: 10 per difficulty level (1-3). Authors rate difficulty per
+    exercise; kind says nothing about effort (a Derive can be harder than a Build)."""
+    return 10 * exercise.difficulty
+
+
+def week_start(at: datetime, tz: ZoneInfo) -> date:
+    """The Monday of ``at``'s week in ``tz``."""
+    local = at.astimezone(tz).date()
+    return local - timedelta(days=local.weekday())
+
+
+def global_week_board(at: datetime) -> str:
+    return f"week:{week_start(at, ZoneInfo(settings.TIME_ZONE)).isoformat()}"
+
+
+def cohort_week_board(cohort_id: int, at: datetime, tz_name: str) -> str:
+    return f"cohort:{cohort_id}:week:{week_start(at, ZoneInfo(tz_name)).isoformat()}"
+
+
+def is_global(board: str) -> bool:
+    return not board.startswith("cohort:")
+
+
+def effective_time_zone(user: User, cohort_zones: list[str] | None = None) -> str:
+    """The learner's own setting, else their first cohort's, else the site's."""
+    if user.time_zone:
+        return user.time_zone
+    if cohort_zones is None:
+        cohort_zones = _cohort_zones(user.pk)
+    return cohort_zones[0] if cohort_zones else settings.TIME_ZONE
+
+
+def _memberships(user_id: int) -> list[tuple[int, str]]:
+    return list(
+        Membership.objects.filter(user_id=user_id)
+        .order_by("joined_at", "id")
+        .values_list("cohort_id", "cohort__time_zone")
+    )
+
+
+def _cohort_zones(user_id: int) -> list[str]:
+    return [tz for _, tz in _memberships(user_id)]
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    points: int
+    day: date
+    current_streak: int
+
+
+def solve_record(*, user: User, exercise: Exercise, progress: ExerciseProgress) -> SolveResult:
+    """An exercise just became solved: count the day, extend the streak, award points once.
+
+    Runs inside the solving attempt's transaction. Points go to learners who solved without
+    revealing first, and only the first time (a workbook reset does not pay twice).
+    """
+    assert progress.solved_at is not None
+    at = progress.solved_at
+    memberships = _memberships(user.pk)
+    tz_name = effective_time_zone(user, [tz for _, tz in memberships])
+    day = at.astimezone(ZoneInfo(tz_name)).date()
+    points = 0 if progress.forfeited or progress.points else points_for(exercise)
+    if points:
+        ExerciseProgress.objects.filter(pk=progress.pk).update(points=points)
+        progress.points = points
+    stats = _stats_lock(user.pk, tz_name)
+    if stats.last_day is None or day > stats.last_day + timedelta(days=1):
+        stats.current_streak = 1
+    elif day == stats.last_day + timedelta(days=1):
+        stats.current_streak += 1
+    # else: the same day, or an earlier date after moving west; the streak stands.
+    stats.last_day = max(stats.last_day or day, day)
+    stats.best_streak = max(stats.best_streak, stats.current_streak)
+    stats.solves += 1
+    stats.points += points
+    stats.time_zone = tz_name
+    stats.save(update_fields=["current_streak", "best_streak", "last_day", "solves", "points", "time_zone"])
+    _activity_add(user.pk, day, points)
+    if points:
+        boards = [GLOBAL_ALL, global_week_board(at)] + [cohort_week_board(cid, at, ctz) for cid, ctz in memberships]
+        for board in sorted(boards):  # a fixed order: bucket rows are locked in it, so no deadlocks
+            score_add(board=board, user=user, points=points, at=at)
+    logger.info(
+        "exercise solved",
+        extra={"user_id": user.pk, "exercise_id": exercise.pk, "points": points, "streak": stats.current_streak},
+    )
+    return SolveResult(points=points, day=day, current_streak=stats.current_streak)
+
+
+def _stats_lock(user_id: int, tz_name: str) -> LearnerStats:
+    LearnerStats.objects.bulk_create([LearnerStats(user_id=user_id, time_zone=tz_name)], ignore_conflicts=True)
+    return LearnerStats.objects.select_for_update().get(pk=user_id)
+
+
+_ACTIVITY = DailyActivity._meta.db_table
+_ACTIVITY_ADD = f"""
+INSERT INTO {_ACTIVITY} (user_id, day, solves, points) VALUES (%s, %s, 1, %s)
+ON CONFLICT (user_id, day) DO UPDATE SET solves = {_ACTIVITY}.solves + 1, points = {_ACTIVITY}.points + excluded.points
+"""  # noqa: S608 - names are ours
+
+
+def _activity_add(user_id: int, day: date, points: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(_ACTIVITY_ADD, [user_id, day, points])
+
+
+_SCORE = Score._meta.db_table
+_BUCKET = ScoreBucket._meta.db_table
+_SCORE_ADD = f"""
+INSERT INTO {_SCORE} (board, user_id, points, reached_at, hidden) VALUES (%s, %s, %s, %s, %s)
+ON CONFLICT (board, user_id) DO UPDATE SET points = {_SCORE}.points + excluded.points, reached_at = excluded.reached_at
+RETURNING points, hidden
+"""  # noqa: S608
+BUCKET_ADD_SQL = f"""
+INSERT INTO {_BUCKET} (board, points, learners) VALUES (%s, %s, %s)
+ON CONFLICT (board, points) DO UPDATE SET learners = {_BUCKET}.learners + excluded.learners
+"""  # noqa: S608
+BUCKET_SUB_SQL = f"UPDATE {_BUCKET} SET learners = learners - 1 WHERE board = %s AND points = %s"  # noqa: S608
+
+
+def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
+    """Add points to a learner's row on a board; keep a global board's buckets in step."""
+    hidden = is_global(board) and not user.on_global_board
+    with connection.cursor() as cursor:
+        cursor.execute(_SCORE_ADD, [board, user.pk, points, at, hidden])
+        total, row_hidden = cursor.fetchone()
+        if is_global(board) and not row_hidden:
+            # Points only grow, so the old bucket is below the new: locks are taken in ascending order.
+            if total - points > 0:
+                cursor.execute(BUCKET_SUB_SQL, [board, total - points])
+            cursor.execute(BUCKET_ADD_SQL, [board, total, 1])
+    return int(total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rebuild (PostgreSQL): every board from the progress rows, set-based
+# ---------------------------------------------------------------------------------------------
+
+_REBUILD = [  # table and column names are ours; values are parameters
+    f"DELETE FROM {_BUCKET}",  # noqa: S608
+    f"DELETE FROM {_SCORE}",  # noqa: S608
+    # Points are earned at the first solve, so first_solved_at dates them.
+    f"""INSERT INTO {_SCORE} (board, user_id, points, reached_at, hidden)
+        SELECT 'all', p.user_id, sum(p.points), max(p.first_solved_at), NOT u.on_global_board
+        FROM {ExerciseProgress._meta.db_table} p JOIN {User._meta.db_table} u ON u.id = p.user_id
+        WHERE p.points > 0 GROUP BY p.user_id, u.on_global_board""",  # noqa: S608
+    f"""INSERT INTO {_SCORE} (board, user_id, points, reached_at, hidden)
+        SELECT 'week:' || to_char(date_trunc('week', p.first_solved_at AT TIME ZONE %(site_tz)s), 'YYYY-MM-DD'),
+               p.user_id, sum(p.points), max(p.first_solved_at), NOT u.on_global_board
+        FROM {ExerciseProgress._meta.db_table} p JOIN {User._meta.db_table} u ON u.id = p.user_id
+        WHERE p.points > 0 GROUP BY 1, p.user_id, u.on_global_board""",  # noqa: S608
+    f"""INSERT INTO {_SCORE} (board, user_id, points, reached_at, hidden)
+        SELECT 'cohort:' || m.cohort_id || ':week:'
+                   || to_char(date_trunc('week', p.first_solved_at AT TIME ZONE c.time_zone), 'YYYY-MM-DD'),
+               p.user_id, sum(p.points), max(p.first_solved_at), FALSE
+        FROM {ExerciseProgress._meta.db_table} p
+        JOIN {Membership._meta.db_table} m ON m.user_id = p.user_id
+        JOIN {Cohort._meta.db_table} c ON c.id = m.cohort_id
+        WHERE p.points > 0 GROUP BY 1, p.user_id""",  # noqa: S608
+    f"""INSERT INTO {_BUCKET} (board, points, learners)
+        SELECT board, points, count(*) FROM {_SCORE}
+        WHERE NOT hidden AND board NOT LIKE 'cohort:%' GROUP BY board, points""",  # noqa: S608
+    f"""UPDATE {LearnerStats._meta.db_table} s SET points = t.points
+        FROM (SELECT user_id, points FROM {_SCORE} WHERE board = 'all') t WHERE t.user_id = s.user_id""",  # noqa: S608
+]
+
+
+@transaction.atomic
+def scores_rebuild() -> int:
+    """Recompute every leaderboard row and bucket from the progress rows (a set-based bulk path:
+    after a bulk import, or to prove the incremental writes right). Returns the score rows written."""
+    if connection.vendor != "postgresql":
+        raise ApplicationError("Rebuilding scores needs PostgreSQL.", code="unsupported")
+    with connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {_SCORE}, {_BUCKET} IN EXCLUSIVE MODE")
+        for sql in _REBUILD:
+            cursor.execute(sql, {"site_tz": settings.TIME_ZONE} if "%(" in sql else None)
+    return Score.objects.count()
