@@ -27,6 +27,7 @@ class AnswerFormat(models.TextChoices):
     TABLE = "table", "Table of cells"
     PARTS = "parts", "Several answers (numbers or expressions)"
     CODE = "code", "Code"
+    INTEGER = "integer", "Whole number"
 
 
 class Verdict(models.TextChoices):

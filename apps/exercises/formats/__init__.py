@@ -10,6 +10,7 @@ from __future__ import annotations
 from apps.exercises.formats.base import FORMAT_FIELDS, AnswerShown, Format
 from apps.exercises.formats.choice import Choice
 from apps.exercises.formats.code import Code
+from apps.exercises.formats.integer import Integer
 from apps.exercises.formats.lines import Lines
 from apps.exercises.formats.numeric import Numeric
 from apps.exercises.formats.order import Order
@@ -25,6 +26,7 @@ ALL: tuple[Format, ...] = (
     Table(),
     Parts(),
     Code(),
+    Integer(),
 )
 
 _BY_NAME: dict[str, Format] = {f.name: f for f in ALL}
