@@ -50,8 +50,9 @@ class PasswordResetRequestForm(PasswordResetForm):
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
-    """Django's login form behind the same limits as the API's token endpoint: per client address
-    and per username (apps.accounts.services.login_admit), checked before the password is.
+    """Django's login form signing in through the same service as the API's token endpoint
+    (apps.accounts.services.login_check): the limits per client address and per username, checked
+    before the password is, and failures counted against the username.
 
     ``refusal`` holds the 429/503 error when the limits refused the attempt, for the view's status.
     """
@@ -59,17 +60,22 @@ class ThrottledAuthenticationForm(AuthenticationForm):
     refusal: ApplicationError | None = None
 
     def clean(self) -> dict[str, Any]:
-        username = self.cleaned_data.get("username") or ""
+        username = self.cleaned_data.get("username")
+        password = self.cleaned_data.get("password")
         # The same client identity as the API's throttles (DRF's, NUM_PROXIES aware).
         client = BaseThrottle().get_ident(Request(self.request)) if self.request is not None else None
         try:
-            services.login_admit(username=username, client=client)
+            if username is not None and password:
+                self.user_cache = services.login_check(
+                    request=self.request, username=username, password=password, client=client
+                )
+            else:  # a field is missing (its error is shown): the attempt still counts per client
+                services.login_admit(username=username or "", client=client)
         except ApplicationError as exc:
+            if exc.code == "invalid_credentials":
+                raise self.get_invalid_login_error() from None
             self.refusal = exc
             raise ValidationError(exc.message, code=exc.code) from None
-        try:
-            return super().clean()
-        except ValidationError as exc:
-            if exc.code == "invalid_login":
-                services.login_failed(username=username)
-            raise
+        if self.user_cache is not None:
+            self.confirm_login_allowed(self.user_cache)
+        return self.cleaned_data

@@ -56,15 +56,23 @@ def user_set_role(*, user: User, role: str) -> User:
     return user
 
 
-def user_set_email(*, user: User, email: str) -> User:
-    """The address password resets go to; blank removes it (and with it the way to reset)."""
+def email_validate(email: str) -> str:
+    """An address as stored (stripped, domain lower-cased; blank stays blank), or ``bad_email``."""
     email = User.objects.normalize_email(email.strip())
     if email:
         try:
             validate_email(email)
         except ValidationError:
             raise ApplicationError("Enter a valid email address.", code="bad_email") from None
-    user.email = email
+        limit = User._meta.get_field("email").max_length or 254
+        if len(email) > limit:
+            raise ApplicationError(f"An email address has at most {limit} characters.", code="bad_email")
+    return email
+
+
+def user_set_email(*, user: User, email: str) -> User:
+    """The address password resets go to; blank removes it (and with it the way to reset)."""
+    user.email = email_validate(email)
     user.save(update_fields=["email"])
     return user
 
@@ -151,17 +159,26 @@ def login_failed(*, username: str, now: float | None = None) -> None:
     _over("login_username", _username_key(username), time.time() if now is None else now)
 
 
+def login_check(*, request: HttpRequest | None, username: str, password: str, client: str | None = None) -> User:
+    """A sign-in, for the API's token endpoint and the web form alike: the limits first
+    (``login_admit``: a 429, or a 503 without Redis), then the password; a failure counts against
+    the username and raises ``invalid_credentials``. ``request`` goes to the authentication
+    backends; ``client`` as for ``login_admit``."""
+    login_admit(username=username, client=client)
+    user = authenticate(request, username=username, password=password)
+    if not isinstance(user, User) or not user.is_active:
+        login_failed(username=username)
+        raise ApplicationError("Wrong username or password.", code="invalid_credentials")
+    return user
+
+
 # ---- API tokens ----------------------------------------------------------------------------------
 
 
 def auth_token_create(*, request: HttpRequest | None, username: str, password: str) -> tuple[Token, User]:
     """Check a sign-in (limits first, then the password): the user and their API token, the same
     token each time until it is revoked. ``request`` goes to the authentication backends."""
-    login_admit(username=username)
-    user = authenticate(request, username=username, password=password)
-    if not isinstance(user, User) or not user.is_active:
-        login_failed(username=username)
-        raise ApplicationError("Wrong username or password.", code="invalid_credentials")
+    user = login_check(request=request, username=username, password=password)
     token, _ = Token.objects.get_or_create(user=user)
     return token, user
 

@@ -32,19 +32,17 @@ from apps.sandbox.local import LocalRunner
 
 
 class BumpsContentGeneration:
-    """Admin writes change what learners see: invalidate every process's exercise lookups."""
+    """Admin writes change what learners see: they go through the content services, which
+    invalidate every process's exercise lookups."""
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)  # type: ignore[misc]
-        cache.bump_generation()
+        services.content_save(obj=obj)
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        super().delete_model(request, obj)  # type: ignore[misc]
-        cache.bump_generation()
+        services.content_delete(objects=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        super().delete_queryset(request, queryset)  # type: ignore[misc]
-        cache.bump_generation()
+        services.content_delete(objects=queryset)
 
 
 class ChapterInline(admin.TabularInline[Chapter, Workbook]):
@@ -241,12 +239,9 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
         spec: ExerciseSpec = form.cleaned_data["spec"]
         chapter: Chapter = form.cleaned_data["chapter"]
         position = obj.position if change else chapter.exercises.count()
-        saved, _ = services.exercise_upsert(workbook=chapter.workbook, chapter=chapter, spec=spec, position=position)
         # The upsert reactivates (content files are the record); the admin may retire it here.
-        if change and saved.is_active != form.cleaned_data["is_active"]:
-            saved.is_active = form.cleaned_data["is_active"]
-            saved.save(update_fields=["is_active"])
-        cache.bump_generation()
+        is_active = form.cleaned_data["is_active"] if change else None
+        saved, _ = services.exercise_save(chapter=chapter, spec=spec, position=position, is_active=is_active)
         obj.pk = saved.pk
         obj.refresh_from_db()
 

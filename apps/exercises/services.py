@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from apps.core.exceptions import ApplicationError
 from apps.exercises import formats
@@ -186,6 +187,43 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
     exercise.current_version = version
     exercise.save(update_fields=["current_version"])
     return exercise, "created" if created else "new_version"
+
+
+# ---------------------------------------------------------------------------------------------
+# Edits in the admin: every content write changes what learners see, so each bumps the content
+# generation (every process drops its exercise lookups).
+# ---------------------------------------------------------------------------------------------
+
+Content = Workbook | Chapter | Exercise
+
+
+@transaction.atomic
+def exercise_save(
+    *, chapter: Chapter, spec: ExerciseSpec, position: int, is_active: bool | None = None
+) -> tuple[Exercise, str]:
+    """An exercise authored in the admin: ``exercise_upsert`` (which reactivates it: the content
+    files are the record), then retired if ``is_active`` is False. Returns it and the upsert's
+    outcome."""
+    exercise, outcome = exercise_upsert(workbook=chapter.workbook, chapter=chapter, spec=spec, position=position)
+    if is_active is not None and exercise.is_active != is_active:
+        exercise.is_active = is_active
+        exercise.save(update_fields=["is_active"])
+    cache.bump_generation()
+    return exercise, outcome
+
+
+@transaction.atomic
+def content_save(*, obj: Workbook | Chapter) -> None:
+    """A workbook or chapter edited as a row (its form validated it)."""
+    obj.save()
+    cache.bump_generation()
+
+
+@transaction.atomic
+def content_delete(*, objects: Content | QuerySet[Workbook] | QuerySet[Chapter] | QuerySet[Exercise]) -> None:
+    """Delete one content row or a queryset of them (with what cascades from them)."""
+    objects.delete()
+    cache.bump_generation()
 
 
 def _legacy_grading_hash(version: ExerciseVersion, spec: ExerciseSpec) -> str:

@@ -12,10 +12,15 @@ class LearningConfig(AppConfig):
     label = "learning"
 
     def ready(self) -> None:
-        from apps.learning import signals  # noqa: F401 - connects the sandbox worker's hooks
+        from apps.learning import (
+            inprocess,
+            services,
+            signals,  # noqa: F401 - connects the sandbox worker's hooks
+        )
 
+        # Queued code goes to the broker, or on the embedded default (no broker) to this process's
+        # threads: inprocess.dispatch chooses at each call; services does not import it (a cycle).
+        services.attempt_dispatch_set(inprocess.dispatch)
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # The embedded default grades in this process and has no beat: see inprocess.py.
-            from apps.learning import inprocess
-
             request_started.connect(inprocess.sweep_orphans, dispatch_uid="sandbox-sweep-orphans")

@@ -50,6 +50,20 @@ def size() -> int:
     return max(1, min(int(settings.SANDBOX_IN_PROCESS_WORKERS), os.cpu_count() or 1))
 
 
+def dispatch(attempt_id: int) -> None:
+    """How this process dispatches a queued attempt (apps.py installs it in ``services``).
+
+    No broker (the embedded default): Celery would run the task right here, inside the request,
+    which would answer only after the run. A thread of this process runs it instead. With a
+    broker: published, as without this hook. Read at each call, so settings overridden at run
+    time (tests) choose as ``make run`` would.
+    """
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        services.attempt_publish(attempt_id)
+    elif not submit(attempt_id):
+        services.attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
+
+
 def submit(attempt_id: int) -> bool:
     """Queue a run on this process's pool (started on first use). False if too many are waiting."""
     global _jobs

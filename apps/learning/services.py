@@ -30,6 +30,7 @@ import ast
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -129,19 +130,24 @@ def code_attempt_submit(
     return attempt
 
 
+# How a committed queued attempt goes to a sandbox: published to the broker, unless the app config
+# installed another way at start (apps.py: ``inprocess.dispatch``, which keeps the embedded
+# default's runs off the request). This module imports neither the in-process pool nor the tasks:
+# they call it.
+_dispatch: Callable[[int], object] | None = None
+
+
+def attempt_dispatch_set(dispatch: Callable[[int], object] | None) -> None:
+    """Install how queued attempts are dispatched (None: published to the broker)."""
+    global _dispatch
+    _dispatch = dispatch
+
+
 def _enqueue(attempt_id: int) -> None:
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        # No broker (the embedded default): Celery would run the task right here, inside the
-        # request, which would answer only after the run. A thread of this process runs it instead.
-        from apps.learning import inprocess
-
-        if not inprocess.submit(attempt_id):
-            attempt_not_graded(attempt_id=attempt_id, reason="too many runs waiting in this process")
-        return
-    _publish(attempt_id)
+    (_dispatch or attempt_publish)(attempt_id)
 
 
-def _publish(attempt_id: int) -> bool:
+def attempt_publish(attempt_id: int) -> bool:
     """Send the attempt to the sandbox queue. A failure loses nothing: it stays queued, and
     ``attempts_recover`` publishes it again when its lease is past."""
     try:
@@ -334,7 +340,7 @@ def attempts_recover(*, limit: int = 500) -> dict[str, int]:
             done["republished"] += 1
         else:
             continue
-        _publish(pk)
+        attempt_publish(pk)
     if any(done.values()):
         logger.info("pending code attempts recovered", extra=done)
     return done

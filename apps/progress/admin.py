@@ -153,6 +153,26 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         )
         obj._state.adding = False
 
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not CohortWorkbook:
+            super().save_formset(request, form, formset, change)
+            return
+        # Assignments go through the services. commit=False fills new_objects, changed_objects and
+        # deleted_objects (the change message reads them) and writes nothing; every removal comes
+        # before every assignment, so rows that swap workbooks do not collide.
+        cohort: Cohort = formset.instance
+        kept = formset.save(commit=False)
+        gone = [
+            row.initial["workbook"]  # the row's workbook as stored (the form has set the new one on it)
+            for row in formset.initial_forms
+            if row.instance in formset.deleted_objects or (row.instance in kept and "workbook" in row.changed_data)
+        ]
+        for workbook_id in gone:
+            services.cohort_unassign(cohort=cohort, workbook_id=workbook_id)
+        for assignment in kept:
+            saved = services.cohort_assign(cohort=cohort, workbook=assignment.workbook, due_on=assignment.due_on)
+            assignment.pk = saved.pk
+
     def delete_model(self, request: HttpRequest, obj: Cohort) -> None:
         services.cohort_delete(cohort=obj)
 

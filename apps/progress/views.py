@@ -17,7 +17,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from apps.accounts import services as account_services
 from apps.accounts.forms import email_help
 from apps.core.exceptions import ApplicationError
 from apps.core.request import request_user
@@ -176,13 +175,12 @@ def profile(request: HttpRequest) -> HttpResponse:
                 user=user,
                 time_zone=form.cleaned_data["time_zone"].strip(),
                 on_global_board=form.cleaned_data["on_global_board"],
+                email=form.cleaned_data["email"],
             )
-            if form.cleaned_data["email"] != user.email:
-                account_services.user_set_email(user=user, email=form.cleaned_data["email"])
             messages.success(request, "Profile saved.")
             return redirect("web:profile")
         except ApplicationError as exc:
-            form.add_error("time_zone", exc.message)
+            form.add_error("email" if exc.code == "bad_email" else "time_zone", exc.message)
     status = 400 if form.errors else 200
     context = {"form": form, "effective": services.effective_time_zone(user), "zones": _zone_names()}
     return render(request, "progress/profile.html", context, status=status)

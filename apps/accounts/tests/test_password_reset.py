@@ -197,6 +197,24 @@ def test_the_profile_adds_changes_and_removes_the_email(alice: User) -> None:
     assert alice.email == ""
 
 
+def test_the_profile_saves_nothing_when_the_email_is_refused(alice: User) -> None:
+    # Well formed, so the form takes it, but longer than the column: the service refuses it, and
+    # the time zone and board choice posted with it are not saved either.
+    too_long = "a" * 60 + "@" + ".".join(["b" * 60] * 4) + ".org"
+    client = Client()
+    client.force_login(alice)
+    before = (alice.time_zone, alice.on_global_board)
+    response = client.post("/profile/", {"time_zone": "Asia/Tokyo", "email": too_long})
+    assert response.status_code == 400 and "An email address has at most 254 characters." in response.text
+    alice.refresh_from_db()
+    assert (alice.email, alice.time_zone, alice.on_global_board) == (ADDRESS, *before) != (ADDRESS, "Asia/Tokyo", False)
+    # A bad time zone with a good new address: neither is saved.
+    response = client.post("/profile/", {"time_zone": "Mars/Olympus", "email": "alice@new.example.org"})
+    assert response.status_code == 400 and "is not a time zone name" in response.text
+    alice.refresh_from_db()
+    assert (alice.email, alice.time_zone) == (ADDRESS, before[0])
+
+
 def test_user_set_email_refuses_a_malformed_address(alice: User) -> None:
     with pytest.raises(ApplicationError) as caught:
         services.user_set_email(user=alice, email="alice@")

@@ -1,7 +1,7 @@
 """Writes on a learner's progress, streak and scores, and on cohorts.
 
 Everything a graded attempt changes is written in the attempt's transaction: the progress row,
-and on a solve the streak, the day's activity and the leaderboard rows. Reads (selectors.py)
+and on a solve the streak, the day's activity and the leaderboard rows. Reads (selectors)
 are then lookups, never aggregations over raw attempts.
 
 One module per topic; callers import this package (``from apps.progress import services``):
@@ -24,6 +24,7 @@ from apps.progress.services.cohorts import (
     cohort_delete,
     cohort_join,
     cohort_leave,
+    cohort_unassign,
     cohort_update,
     join_code_new,
     join_code_normalize,
@@ -60,6 +61,7 @@ __all__ = [
     "cohort_delete",
     "cohort_join",
     "cohort_leave",
+    "cohort_unassign",
     "cohort_update",
     "cohort_week_board",
     "effective_time_zone",

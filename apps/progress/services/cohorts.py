@@ -96,6 +96,11 @@ def cohort_assign(*, cohort: Cohort, workbook: Workbook, due_on: date | None = N
     return assignment
 
 
+def cohort_unassign(*, cohort: Cohort, workbook_id: int) -> None:
+    """The workbook is no longer assigned to the cohort (its learners' progress stays)."""
+    CohortWorkbook.objects.filter(cohort=cohort, workbook_id=workbook_id).delete()
+
+
 @transaction.atomic
 def cohort_code_rotate(*, cohort: Cohort) -> Cohort:
     """A new join code (the old one leaked); members stay."""

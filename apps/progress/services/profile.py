@@ -7,6 +7,7 @@ from zoneinfo import available_timezones
 
 from django.db import connection, transaction
 
+from apps.accounts import services as account_services
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.models import Workbook
@@ -43,11 +44,22 @@ def time_zone_validate(name: str) -> str:
 
 
 @transaction.atomic
-def profile_update(*, user: User, time_zone: str | None = None, on_global_board: bool | None = None) -> User:
-    """Change the learner's time zone (future days count in it) or global board visibility."""
+def profile_update(
+    *, user: User, time_zone: str | None = None, on_global_board: bool | None = None, email: str | None = None
+) -> User:
+    """Change the learner's time zone (future days count in it), global board visibility or email
+    address (``accounts.services.user_set_email``'s rules). All or nothing: every value is checked
+    before anything is written."""
+    if time_zone:
+        time_zone_validate(time_zone)
+    if email is not None:
+        email = account_services.email_validate(email)
     fields: list[str] = []
+    if email is not None and email != user.email:
+        user.email = email
+        fields.append("email")
     if time_zone is not None:
-        user.time_zone = time_zone_validate(time_zone) if time_zone else ""
+        user.time_zone = time_zone
         fields.append("time_zone")
     if on_global_board is not None and on_global_board != user.on_global_board:
         user.on_global_board = on_global_board
@@ -55,6 +67,7 @@ def profile_update(*, user: User, time_zone: str | None = None, on_global_board:
         _global_rows_hide(user, hidden=not on_global_board)
     if fields:
         user.save(update_fields=fields)
+    if fields and fields != ["email"]:
         stats_time_zone_refresh(user=user)
     return user
 

@@ -156,3 +156,60 @@ def test_deleting_a_cohort_takes_its_boards_and_keeps_progress(cohort: Cohort) -
     assert not Score.objects.filter(board__startswith=f"cohort:{cohort.pk}:").exists()
     assert Score.objects.filter(user=alice, board="all").exists()
     assert ExerciseProgress.objects.filter(user=alice, solved_at__isnull=False).count() == solved == 3
+
+
+def test_the_assignments_inline_assigns_moves_and_removes_workbooks(cohort: Cohort) -> None:
+    math, roofline, scaling = (Workbook.objects.get(slug=s) for s in ("transformer-math", "roofline", "scaling-book"))
+    assignment = cohort.assignments.get()
+    client = instructor_client(cohort)
+    memberships = {
+        "memberships-TOTAL_FORMS": "3",
+        "memberships-INITIAL_FORMS": "3",
+        **{f"memberships-{i}-id": m.pk for i, m in enumerate(cohort.memberships.order_by("pk"))},
+        **{f"memberships-{i}-cohort": cohort.pk for i in range(3)},
+    }
+
+    def post(assignments: dict[str, object], initial: int) -> None:
+        total = sum(1 for key in assignments if key.endswith("-workbook"))
+        response = client.post(
+            f"/admin/progress/cohort/{cohort.pk}/change/",
+            {
+                "name": cohort.name,
+                "time_zone": cohort.time_zone,
+                "assignments-TOTAL_FORMS": str(total),
+                "assignments-INITIAL_FORMS": str(initial),
+                **assignments,
+                **memberships,
+            },
+        )
+        assert response.status_code == 302, response.content.decode()[:2000]
+
+    # The existing row moves to another workbook (the old one is no longer assigned); a row is added.
+    post(
+        {
+            "assignments-0-id": assignment.pk,
+            "assignments-0-cohort": cohort.pk,
+            "assignments-0-workbook": roofline.pk,
+            "assignments-0-due_on": "2026-07-01",
+            "assignments-1-workbook": scaling.pk,
+            "assignments-1-due_on": "",
+        },
+        initial=1,
+    )
+    assigned = dict(cohort.assignments.values_list("workbook__slug", "due_on"))
+    assert assigned == {"roofline": date(2026, 7, 1), "scaling-book": None}
+    # One row removed, the other's due date changed.
+    rows = {a.workbook_id: a for a in cohort.assignments.all()}
+    post(
+        {
+            **{f"assignments-{i}-id": rows[w.pk].pk for i, w in enumerate((roofline, scaling))},
+            **{f"assignments-{i}-cohort": cohort.pk for i in range(2)},
+            **{f"assignments-{i}-workbook": w.pk for i, w in enumerate((roofline, scaling))},
+            "assignments-0-due_on": "",
+            "assignments-0-DELETE": "on",
+            "assignments-1-due_on": "2026-08-01",
+        },
+        initial=2,
+    )
+    assert dict(cohort.assignments.values_list("workbook__slug", "due_on")) == {"scaling-book": date(2026, 8, 1)}
+    assert not cohort.assignments.filter(workbook=math).exists()

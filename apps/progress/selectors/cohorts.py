@@ -1,0 +1,288 @@
+"""Cohorts and instructor monitoring: the cohorts a caller may see or teach (another's is a 404),
+their members and assigned workbooks, the learner × workbook progress table, per-exercise
+statistics and a member's attempt history with the answers as they were shown."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from django.db.models import Count, Max, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.http import Http404
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.exercises import formats
+from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
+from apps.exercises.content import cache
+from apps.exercises.formats import AnswerShown
+from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.exercises.selectors import Counts
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership
+from apps.progress.selectors.streaks import streak_alive
+
+
+def cohort_list(*, user: User) -> QuerySet[Cohort]:
+    """Cohorts the caller teaches or belongs to."""
+    return (
+        Cohort.objects.filter(Q(instructor=user) | Q(memberships__user=user))
+        .distinct()
+        .select_related("instructor")
+        .annotate(member_count=Count("memberships", distinct=True))
+        .prefetch_related(ASSIGNED)
+        .order_by("name", "id")
+    )
+
+
+def cohort_get(*, user: User, cohort_id: int) -> Cohort:
+    """A cohort the caller teaches or belongs to (superusers: any); anyone else gets a 404."""
+    qs = Cohort.objects.select_related("instructor")
+    if not user.is_superuser:
+        qs = qs.filter(Q(instructor=user) | Q(memberships__user=user)).distinct()
+    found = qs.filter(pk=cohort_id).first()
+    if found is None:
+        raise Http404("No such cohort.")
+    return found
+
+
+def cohort_taught(*, user: User, cohort_id: int) -> Cohort:
+    """A cohort whose learners' data the caller may see: its instructor's, or a superuser's."""
+    qs = Cohort.objects.select_related("instructor")
+    if not user.is_superuser:
+        qs = qs.filter(instructor=user)
+    found = qs.filter(pk=cohort_id).first()
+    if found is None:
+        raise Http404("No such cohort.")
+    return found
+
+
+def cohorts_taught(*, user: User) -> QuerySet[Cohort]:
+    qs = Cohort.objects.all() if user.is_superuser else Cohort.objects.filter(instructor=user)
+    return qs.select_related("instructor").annotate(member_count=Count("memberships", distinct=True))
+
+
+ASSIGNED = Prefetch("assignments", queryset=CohortWorkbook.objects.select_related("workbook"))
+
+
+def assignments(*, cohort: Cohort) -> list[CohortWorkbook]:
+    """The cohort's workbooks in workbook order; fetched once per cohort (cohort_list fetches
+    them for every cohort it lists in one query)."""
+    prefetch_related_objects([cohort], ASSIGNED)  # no query when they are already fetched
+    return list(cohort.assignments.all())
+
+
+def members(*, cohort: Cohort) -> list[User]:
+    return list(User.objects.filter(memberships__cohort=cohort).order_by("username"))
+
+
+def member_get(*, cohort: Cohort, user_id: int) -> User:
+    found = User.objects.filter(pk=user_id, memberships__cohort=cohort).first()
+    if found is None:
+        raise Http404("No such learner in this cohort.")
+    return found
+
+
+@dataclass(frozen=True)
+class WorkbookCell:
+    slug: str
+    solved: int
+    total: int
+    due_on: date | None
+    overdue: bool
+
+    @property
+    def percent(self) -> int:
+        return Counts(self.total, self.solved).percent
+
+
+def workbook_cell(assignment: CohortWorkbook, *, solved: int, total: int, today: date) -> WorkbookCell:
+    """One learner on one assigned workbook. Overdue: the due day has ended in the cohort's time
+    zone (``today`` is the cohort's) and the workbook is not complete. The instructor's table and
+    the learner's own pages both decide it here."""
+    overdue = assignment.due_on is not None and today > assignment.due_on and solved < total
+    return WorkbookCell(assignment.workbook.slug, solved, total, assignment.due_on, overdue)
+
+
+@dataclass(frozen=True)
+class LearnerRow:
+    user_id: int
+    username: str
+    cells: list[WorkbookCell]
+    current_streak: int
+    best_streak: int
+    last_active: datetime | None
+    joined_at: datetime
+
+    @property
+    def overdue(self) -> list[str]:
+        return [c.slug for c in self.cells if c.overdue]
+
+
+def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list[CohortWorkbook], list[LearnerRow]]:
+    """Learner × assigned workbook mastery, streak, last activity and overdue workbooks.
+
+    A fixed number of queries whatever the cohort's size (the admin page and the CSV use it).
+    """
+    at = at or timezone.now()
+    today = at.astimezone(ZoneInfo(cohort.time_zone)).date()
+    assigned = assignments(cohort=cohort)
+    workbook_ids = [a.workbook_id for a in assigned]
+    totals = dict(
+        Exercise.objects.filter(workbook_id__in=workbook_ids, is_active=True)
+        .values("workbook_id")
+        .annotate(n=Count("id"))
+        .values_list("workbook_id", "n")
+    )
+    joined = list(
+        Membership.objects.filter(cohort=cohort)
+        .select_related("user")
+        .order_by("user__username")
+        .values_list("user_id", "user__username", "joined_at")
+    )
+    user_ids = [uid for uid, _, _ in joined]
+    solved: dict[tuple[int, int], int] = {}
+    last_active: dict[int, datetime] = {}
+    rows = (
+        ExerciseProgress.objects.filter(user_id__in=user_ids)
+        .values("user_id", "workbook_id")
+        .annotate(
+            n_solved=Count("id", filter=Q(solved_at__isnull=False, exercise__is_active=True)),
+            last=Max("last_attempt_at"),
+        )
+    )
+    for row in rows:
+        solved[(row["user_id"], row["workbook_id"])] = row["n_solved"]
+        if row["last"] and (row["user_id"] not in last_active or row["last"] > last_active[row["user_id"]]):
+            last_active[row["user_id"]] = row["last"]
+    stats = {s.pk: s for s in LearnerStats.objects.filter(pk__in=user_ids)}
+    result = []
+    for uid, username, joined_at in joined:
+        cells = []
+        for a in assigned:
+            done, total = solved.get((uid, a.workbook_id), 0), totals.get(a.workbook_id, 0)
+            cells.append(workbook_cell(a, solved=done, total=total, today=today))
+        s = stats.get(uid)
+        current = streak_alive(s.current_streak, s.last_day, at.astimezone(ZoneInfo(s.time_zone)).date()) if s else 0
+        result.append(
+            LearnerRow(uid, username, cells, current, s.best_streak if s else 0, last_active.get(uid), joined_at)
+        )
+    return assigned, result
+
+
+@dataclass(frozen=True)
+class ExerciseStats:
+    exercise_id: int
+    number: str
+    title: str
+    kind: str
+    attempts: int
+    learners: int
+    solved: int
+    median_attempts: float | None
+    revealed: int
+    wrong_answers: list[tuple[str, int]]
+    # Learners whose solve came only through an answer accepted with a unit note (GiB labelled GB).
+    solved_with_note: int = 0
+
+    @property
+    def solve_rate(self) -> float | None:
+        return self.solved / self.learners if self.learners else None
+
+    @property
+    def reveal_share(self) -> float | None:
+        return self.revealed / self.learners if self.learners else None
+
+
+def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) -> list[ExerciseStats]:
+    """Per exercise of a workbook, over the cohort's learners: graded attempts, learners who
+    tried, solve rate, median attempts to the first solve, the share who revealed instead of
+    solving, and the most common wrong answers (read as the grader read them) with counts."""
+    user_ids = list(Membership.objects.filter(cohort=cohort).values_list("user_id", flat=True))
+    exercises = list(
+        Exercise.objects.filter(workbook=workbook, is_active=True)
+        .select_related("current_version")
+        .order_by("chapter__number", "position")
+    )
+    progress: dict[int, list[ExerciseProgress]] = defaultdict(list)
+    for p in ExerciseProgress.objects.filter(user_id__in=user_ids, workbook=workbook):
+        progress[p.exercise_id].append(p)
+    attempts = dict(
+        Attempt.objects.filter(
+            user_id__in=user_ids, exercise__workbook=workbook, status=AttemptStatus.GRADED, counted=True
+        )
+        .values("exercise_id")
+        .annotate(n=Count("id"))
+        .values_list("exercise_id", "n")
+    )
+    wrong: dict[int, Counter[str]] = defaultdict(Counter)
+    labels = {e.pk: e for e in exercises}
+    wrong_rows = Attempt.objects.filter(
+        user_id__in=user_ids, exercise__workbook=workbook, verdict=Verdict.INCORRECT
+    ).values_list("exercise_id", "part", "parsed", "outcome")
+    for exercise_id, part, parsed, outcome in wrong_rows:
+        if exercise_id in labels:
+            wrong[exercise_id][answer_label(labels[exercise_id], part, parsed, outcome)] += 1
+    result = []
+    for e in exercises:
+        rows = progress.get(e.pk, [])
+        engaged = [p for p in rows if p.attempts or p.revealed_at or p.forfeited]
+        to_solve = [p.attempts_to_solve for p in rows if p.attempts_to_solve is not None]
+        result.append(
+            ExerciseStats(
+                exercise_id=e.pk,
+                number=e.number,
+                title=e.title,
+                kind=e.kind,
+                attempts=attempts.get(e.pk, 0),
+                learners=len(engaged),
+                solved=sum(1 for p in rows if p.first_solved_at is not None),
+                median_attempts=statistics.median(to_solve) if to_solve else None,
+                revealed=sum(1 for p in engaged if p.forfeited),
+                wrong_answers=wrong[e.pk].most_common(top_wrong),
+                solved_with_note=sum(1 for p in rows if p.solved and p.solved_with_note),
+            )
+        )
+    return result
+
+
+def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str) -> str:
+    """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one."""
+    if part == AttemptPart.CODE:
+        return f"code: {outcome or 'failed'}"
+    return formats.get(exercise.format).answer_label(exercise, parsed)
+
+
+def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -> tuple[User, QuerySet[Attempt]]:
+    """A member's attempt history, newest first (404 for anyone not in the cohort). ``limit=None``:
+    all of it, for a paginator or a CSV file."""
+    learner = member_get(cohort=cohort, user_id=user_id)
+    qs = (
+        Attempt.objects.filter(user=learner)
+        .select_related("exercise__workbook", "version")
+        .order_by("-created_at", "-id")
+    )
+    return learner, qs if limit is None else qs[:limit]
+
+
+def answer_shown(attempt: Attempt) -> AnswerShown:
+    """The attempt's answer against the version it was graded on: a number as typed, the chosen
+    options' texts (in the order this learner was shown them), the steps' texts in the order
+    given, the selected lines with their code, table cells and parts by their labels, the code."""
+    raw = attempt.raw if isinstance(attempt.raw, dict) else {}
+    parsed = attempt.parsed if isinstance(attempt.parsed, dict) else {}
+    if attempt.part == AttemptPart.CODE or ("code" in raw and not parsed):
+        code = str(raw.get("code", ""))
+        n = len(code.splitlines())
+        return AnswerShown(f"{n} line{'' if n == 1 else 's'} of code", [], code)
+    spec = cache.resolved(attempt.version).spec
+    shown = formats.get(spec.format).answer_shown(attempt, spec, parsed)
+    if shown is not None:
+        return shown
+    answer = raw.get("answer")
+    if isinstance(answer, str):  # a number (with its unit) or an expression, as typed
+        return AnswerShown(answer, [])
+    return AnswerShown(answer_label(attempt.exercise, attempt.part, parsed, attempt.outcome), [])

@@ -1,0 +1,95 @@
+"""The learner's rows and counts beside the content: solved/total per workbook and chapter, the
+progress rows of the exercises on a page, and where to continue."""
+
+from __future__ import annotations
+
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
+
+from apps.accounts.models import User
+from apps.exercises.choices import AttemptStatus
+from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
+from apps.exercises.selectors import Counts
+from apps.progress.models import ExerciseProgress
+
+
+def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
+    """Published workbooks with the caller's solved/total counts (two queries)."""
+    workbooks = list(
+        Workbook.objects.filter(is_published=True)
+        .annotate(total=Count("exercises", filter=Q(exercises__is_active=True)))
+        .order_by("position", "slug")  # Meta.ordering does not apply to an aggregating query
+    )
+    solved = _solved_by(user, "workbook_id")
+    return [(w, Counts(w.total, solved.get(w.pk, 0))) for w in workbooks]
+
+
+def _solved_by(user: User | None, key: str, **filters: object) -> dict[int, int]:
+    if user is None or not user.is_authenticated:
+        return {}
+    field = {"workbook_id": "workbook_id", "chapter_id": "exercise__chapter_id"}[key]
+    rows = (
+        ExerciseProgress.objects.filter(user=user, solved_at__isnull=False, exercise__is_active=True, **filters)
+        .values(field)
+        .annotate(n=Count("id"))
+    )
+    return {row[field]: row["n"] for row in rows}
+
+
+def chapter_list(*, workbook: Workbook, user: User | None) -> list[tuple[Chapter, Counts]]:
+    chapters = list(
+        workbook.chapters.annotate(total=Count("exercises", filter=Q(exercises__is_active=True))).order_by("number")
+    )
+    solved = _solved_by(user, "chapter_id", workbook_id=workbook.pk)
+    return [(c, Counts(c.total, solved.get(c.pk, 0))) for c in chapters]
+
+
+def progress_map(*, user: User | None, exercises: list[Exercise]) -> dict[int, ExerciseProgress]:
+    """The caller's progress rows for these exercises, in one query."""
+    if user is None or not user.is_authenticated or not exercises:
+        return {}
+    rows = ExerciseProgress.objects.filter(user=user, exercise_id__in=[e.pk for e in exercises])
+    return {p.exercise_id: p for p in rows}
+
+
+def progress_get(*, user: User | None, exercise: Exercise) -> ExerciseProgress | None:
+    return progress_map(user=user, exercises=[exercise]).get(exercise.pk)
+
+
+def continue_point(*, user: User) -> Exercise | None:
+    """Where the learner should go next: two queries, whatever the content's size.
+
+    From the exercise of the learner's latest graded attempt: that exercise if it is unsolved,
+    else the next unsolved one after it in its workbook (chapter number, then position: the
+    order of ``exercise_list``), else the first unsolved exercise of any workbook (in workbook
+    order); None once everything is solved. A learner without attempts starts at the first
+    exercise of the first workbook. The exercise comes with its workbook and chapter, annotated
+    ``resumed``: whether the learner has a graded attempt at all ("Continue" or "Start here").
+    """
+    latest = (
+        Attempt.objects.filter(user=user, status=AttemptStatus.GRADED)
+        .order_by("-created_at", "-id")
+        .values_list("exercise_id", "exercise__workbook_id", "exercise__chapter__number", "exercise__position")
+        .first()
+    )
+    solved = ExerciseProgress.objects.filter(user=user, exercise=OuterRef("pk"), solved_at__isnull=False)
+    unsolved = (
+        Exercise.objects.filter(~Exists(solved), is_active=True, workbook__is_published=True)
+        .select_related("workbook", "chapter")
+        .defer("workbook__summary", "workbook__prerequisites", "chapter__intro", "chapter__givens", "chapter__derived")
+    )
+    order = ["workbook__position", "workbook__slug", "chapter__number", "position", "pk"]
+    if latest is None:
+        return unsolved.annotate(resumed=Value(False)).order_by(*order).first()
+    pk, workbook_id, chapter, position = latest
+    # The latest exercise itself or any after it in its workbook come first; a retired exercise
+    # still marks the place.
+    here_or_after = Q(workbook_id=workbook_id) & (
+        Q(chapter__number__gt=chapter)
+        | Q(chapter__number=chapter, position__gt=position)
+        | Q(chapter__number=chapter, position=position, pk__gte=pk)
+    )
+    ranked = unsolved.annotate(
+        resumed=Value(True),
+        after=Case(When(here_or_after, then=Value(0)), default=Value(1), output_field=IntegerField()),
+    )
+    return ranked.order_by("after", *order).first()
