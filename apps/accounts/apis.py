@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,19 +17,19 @@ from apps.accounts import services
 from apps.accounts.models import Role, User
 from apps.core.fields import StrictCharField
 from apps.core.request import request_user
-from apps.core.serializers import ErrorOut, represent
+from apps.core.serializers import ComputedField, ErrorOut, represent
 from apps.core.throttling import FixedWindowScopedThrottle
 
 
 class UserOut(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
+    # Reads the user.
+    id = serializers.IntegerField(source="pk")
     username = serializers.CharField()
     email = serializers.EmailField(allow_blank=True)
     role = serializers.ChoiceField(choices=Role.choices)
 
 
-def user_dict(user: User) -> dict[str, Any]:
-    return {"id": user.pk, "username": user.username, "email": user.email, "role": user.role}
+_user = UserOut()
 
 
 class TokenIn(serializers.Serializer[Any]):
@@ -36,8 +38,17 @@ class TokenIn(serializers.Serializer[Any]):
 
 
 class TokenOut(serializers.Serializer[Any]):
-    token = serializers.CharField(help_text="Send as `Authorization: Token <token>`.")
-    user = UserOut()
+    # Reads the (token, user) pair that services.auth_token_create returns.
+    token = ComputedField(help_text="Send as `Authorization: Token <token>`.")
+    user = ComputedField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_token(self, signed_in: tuple[Token, User]) -> str:
+        return str(signed_in[0].key)
+
+    @extend_schema_field(UserOut)
+    def get_user(self, signed_in: tuple[Token, User]) -> dict[str, Any]:
+        return dict(_user.to_representation(signed_in[1]))
 
 
 class TokenApi(APIView):
@@ -69,8 +80,8 @@ class TokenApi(APIView):
         body = TokenIn(data=request.data)
         body.is_valid(raise_exception=True)
         # The address is limited by the "auth" throttle above; the username in the service.
-        token, user = services.auth_token_create(request=request._request, **body.validated_data)
-        return Response(represent(TokenOut, {"token": token.key, "user": user_dict(user)}))
+        signed_in = services.auth_token_create(request=request._request, **body.validated_data)
+        return Response(represent(TokenOut, signed_in))
 
     @extend_schema(operation_id="auth_token_destroy", request=None, responses={204: None})
     def delete(self, request: Request) -> Response:
@@ -82,4 +93,4 @@ class MeApi(APIView):
     @extend_schema(operation_id="me_retrieve", responses={200: UserOut, 401: OpenApiResponse(ErrorOut)})
     def get(self, request: Request) -> Response:
         user = request_user(request)
-        return Response(represent(UserOut, user_dict(user)))
+        return Response(represent(UserOut, user))

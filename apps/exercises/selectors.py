@@ -27,10 +27,6 @@ class Counts:
         return round(100 * self.solved / self.total) if self.total else 0
 
 
-def counts_dict(c: Counts) -> dict[str, int]:
-    return {"solved": c.solved, "total": c.total, "percent": c.percent}
-
-
 def chapter_scope(chapter: Chapter) -> dict[str, Any]:
     """The chapter's givens and derived values, evaluated: what its prose and exercises refer to."""
     return scope_of(chapter.givens or {}, chapter.derived or {})

@@ -4,145 +4,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import reverse
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import User
 from apps.core import schema
 from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
 from apps.core.request import request_user
 from apps.core.serializers import ErrorOut, represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
-from apps.exercises import formats, presentation, selectors
+from apps.exercises import formats, selectors
 from apps.exercises import services as exercise_services
-from apps.exercises.choices import AttemptPart
-from apps.exercises.content import cache
-from apps.exercises.content.render import markdown_html, render
-from apps.exercises.models import Attempt, Chapter, Exercise, Verdict, Workbook
-from apps.exercises.selectors import chapter_scope
-from apps.exercises.serializers import (
+from apps.exercises.models import Exercise
+from apps.exercises.serializers import AttemptRequest, PreviewIn, PreviewOut, WorkbookExportOut
+from apps.learning import selectors as learning_selectors
+from apps.learning import services
+from apps.learning.selectors import AttemptResult, ProgressOnVersion, state_of
+from apps.learning.serializers import (
     AttemptOut,
-    AttemptRequest,
     AttemptResultOut,
     ChapterDetailOut,
     ExerciseDetailOut,
     ExerciseSummaryOut,
     HintRevealOut,
-    PreviewIn,
-    PreviewOut,
     RevealOut,
     WorkbookDetailOut,
-    WorkbookExportOut,
     WorkbookOut,
 )
-from apps.learning import services
 from apps.progress import selectors as progress_selectors
-from apps.progress.models import ExerciseProgress
 
 ERRORS = {
     400: OpenApiResponse(ErrorOut, description="The answer could not be graded (explained; costs no attempt)."),
     **schema.ERRORS,
 }
 ERRORS_PAGE = schema.ERRORS_PAGE
-
-
-# ---- dict builders shared with the web views ----------------------------------------------------
-
-
-def state_dict(p: ExerciseProgress | None) -> dict[str, Any]:
-    return {
-        "solved": bool(p and p.solved),
-        "revealed": bool(p and p.revealed),
-        "attempts": p.attempts if p else 0,
-        "hints_used": p.hints_used if p else 0,
-        "solved_at": p.solved_at if p else None,
-        "revealed_at": p.revealed_at if p else None,
-        "solved_with_note": bool(p and p.solved and p.solved_with_note),
-    }
-
-
-def exercise_url(e: Exercise) -> str:
-    return reverse("api:exercise-detail", kwargs={"slug": e.workbook.slug, "number": e.number})
-
-
-def summary_dict(e: Exercise, p: ExerciseProgress | None) -> dict[str, Any]:
-    return {
-        "number": e.number,
-        "title": e.title,
-        "kind": e.kind,
-        "format": e.format,
-        "difficulty": e.difficulty,
-        "chapter": e.chapter.number,
-        "state": state_dict(p),
-        "url": exercise_url(e),
-    }
-
-
-def detail_dict(e: Exercise, user: User) -> dict[str, Any]:
-    version = e.current_version
-    assert version is not None
-    progress = progress_selectors.progress_get(user=user, exercise=e)
-    prev, nxt = selectors.neighbours(exercise=e)
-    visible = progress is not None and progress.answer_visible
-    return {
-        **summary_dict(e, progress),
-        "workbook": e.workbook.slug,
-        "chapter_info": {"number": e.chapter.number, "title": e.chapter.title},
-        "version": version.version,
-        "prompt_html": cache.rendered(version).prompt_html,
-        "widget": presentation.widget(version, user.pk),
-        "hints": presentation.hints(version, progress.hints_used if progress else 0),
-        "solution": presentation.solution(version, answer_visible=visible),
-        "plot": presentation.plot(version, user.pk, answer_visible=visible),
-        "previous": prev,
-        "next": nxt,
-    }
-
-
-def attempt_dict(a: Attempt) -> dict[str, Any]:
-    return {
-        "id": a.pk,
-        "workbook": a.exercise.workbook.slug,
-        "exercise": a.exercise.number,
-        "version": a.version.version,
-        "created_at": a.created_at,
-        "submitted": a.raw,
-        "part": a.part,
-        "status": a.status,
-        "verdict": a.verdict,
-        "outcome": a.outcome,
-        "correct": a.verdict == Verdict.CORRECT,
-        "accepted_with_note": a.accepted_with_note,
-        "counted": a.counted,
-        "score": a.score,
-        "feedback": a.feedback,
-        "feedback_html": markdown_html(a.feedback) if a.feedback else "",
-        "understood": a.parsed.get("understood") if isinstance(a.parsed, dict) else None,
-        "details": a.details,
-        "run": run_dict(a) if a.part == AttemptPart.CODE else None,
-        "url": reverse("api:attempt-detail", kwargs={"attempt_id": a.pk}),
-    }
-
-
-def run_dict(a: Attempt) -> dict[str, Any]:
-    """A code attempt's run: the limits its worker recorded on claiming it, and the time it took."""
-    limits = a.details.get("limits") if isinstance(a.details, dict) else None
-    limits = limits if isinstance(limits, dict) else {}
-    elapsed = None
-    if a.started_at is not None:
-        end = a.finished_at if a.is_final and a.finished_at else timezone.now()
-        elapsed = round(max(0.0, (end - a.started_at).total_seconds()), 1)
-    return {
-        "time_limit_s": limits.get("time_s"),
-        "memory_mb": limits.get("memory_mb"),
-        "started_at": a.started_at,
-        "elapsed_s": elapsed,
-    }
 
 
 def _exercise(slug: str, number: str) -> Exercise:
@@ -155,28 +52,8 @@ def _exercise(slug: str, number: str) -> Exercise:
 class WorkbookListApi(APIView):
     @extend_schema(operation_id="workbooks_list", responses={200: WorkbookOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        data = [_workbook_dict(w, c) for w, c in progress_selectors.workbook_list(user=request_user(request))]
-        return Response(represent_many(WorkbookOut, data))
-
-
-def _workbook_dict(w: Workbook, c: selectors.Counts) -> dict[str, Any]:
-    return {
-        "slug": w.slug,
-        "title": w.title,
-        "summary": w.summary,
-        "prerequisites": w.prerequisites,
-        "progress": selectors.counts_dict(c),
-        "url": reverse("api:workbook-detail", kwargs={"slug": w.slug}),
-    }
-
-
-def _chapter_dict(w: Workbook, ch: Chapter, c: selectors.Counts) -> dict[str, Any]:
-    return {
-        "number": ch.number,
-        "title": ch.title,
-        "progress": selectors.counts_dict(c),
-        "url": reverse("api:chapter-detail", kwargs={"slug": w.slug, "number": ch.number}),
-    }
+        rows = learning_selectors.workbook_rows(user=request_user(request))
+        return Response(represent_many(WorkbookOut, rows))
 
 
 class WorkbookDetailApi(APIView):
@@ -184,12 +61,9 @@ class WorkbookDetailApi(APIView):
         operation_id="workbooks_retrieve", responses={200: WorkbookDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str) -> Response:
-        user = request_user(request)
         workbook = selectors.workbook_get(slug=slug)
-        chapters = progress_selectors.chapter_list(workbook=workbook, user=user)
-        total = selectors.Counts(sum(c.total for _, c in chapters), sum(c.solved for _, c in chapters))
-        data = {**_workbook_dict(workbook, total), "chapters": [_chapter_dict(workbook, ch, c) for ch, c in chapters]}
-        return Response(represent(WorkbookDetailOut, data))
+        page = learning_selectors.workbook_page(user=request_user(request), workbook=workbook)
+        return Response(represent(WorkbookDetailOut, page))
 
 
 class ChapterDetailApi(APIView):
@@ -197,19 +71,10 @@ class ChapterDetailApi(APIView):
         operation_id="chapters_retrieve", responses={200: ChapterDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str, number: int) -> Response:
-        user = request_user(request)
         workbook = selectors.workbook_get(slug=slug)
         chapter = selectors.chapter_get(workbook=workbook, number=number)
-        exercises = list(selectors.exercise_list(workbook=workbook, chapter=chapter))
-        progress = progress_selectors.progress_map(user=user, exercises=exercises)
-        solved = sum(1 for e in exercises if (p := progress.get(e.pk)) and p.solved)
-        scope = chapter_scope(chapter)
-        data = {
-            **_chapter_dict(workbook, chapter, selectors.Counts(len(exercises), solved)),
-            "intro_html": render(chapter.intro, scope),
-            "exercises": [summary_dict(e, progress.get(e.pk)) for e in exercises],
-        }
-        return Response(represent(ChapterDetailOut, data))
+        page = learning_selectors.chapter_page(user=request_user(request), workbook=workbook, chapter=chapter)
+        return Response(represent(ChapterDetailOut, page))
 
 
 # ---- exercises ----------------------------------------------------------------------------------
@@ -225,9 +90,8 @@ class ExerciseListApi(APIView):
         workbook = selectors.workbook_get(slug=slug)
         paginator = Pagination()
         page = paginator.paginate_queryset(selectors.exercise_list(workbook=workbook), request, view=self) or []
-        progress = progress_selectors.progress_map(user=request_user(request), exercises=list(page))
-        data = [summary_dict(e, progress.get(e.pk)) for e in page]
-        return paginator.get_paginated_response(represent_many(ExerciseSummaryOut, data))
+        rows = learning_selectors.exercise_rows(user=request_user(request), exercises=list(page))
+        return paginator.get_paginated_response(represent_many(ExerciseSummaryOut, rows))
 
 
 class ExerciseDetailApi(APIView):
@@ -235,8 +99,8 @@ class ExerciseDetailApi(APIView):
         operation_id="exercises_retrieve", responses={200: ExerciseDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
-        data = detail_dict(_exercise(slug, number), request_user(request))
-        return Response(represent(ExerciseDetailOut, data))
+        page = learning_selectors.exercise_page(user=request_user(request), exercise=_exercise(slug, number))
+        return Response(represent(ExerciseDetailOut, page))
 
 
 class ExerciseAttemptsApi(APIView):
@@ -257,7 +121,7 @@ class ExerciseAttemptsApi(APIView):
         page = paginator.paginate_queryset(
             selectors.attempt_list(user=request_user(request), exercise=exercise), request, view=self
         )
-        return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
+        return paginator.get_paginated_response(represent_many(AttemptOut, list(page or [])))
 
     @extend_schema(
         operation_id="exercise_attempts_create",
@@ -292,14 +156,9 @@ class ExerciseAttemptsApi(APIView):
             # Queued for the sandbox; a worker may have claimed it already: read back what is known now.
             attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
             progress = progress_selectors.progress_get(user=user, exercise=exercise)
-        solved = attempt.verdict == Verdict.CORRECT and progress is not None and progress.solved
-        data = {
-            **attempt_dict(attempt),
-            "state": state_dict(progress),
-            "solution": presentation.solution(attempt.version, answer_visible=True) if solved else None,
-        }
+        data = represent(AttemptResultOut, AttemptResult(attempt, state_of(progress)))
         code = status.HTTP_202_ACCEPTED if outcome.pending else status.HTTP_201_CREATED
-        return Response(represent(AttemptResultOut, data), status=code, headers={"Location": data["url"]})
+        return Response(data, status=code, headers={"Location": data["url"]})
 
 
 class ExercisePreviewApi(APIView):
@@ -337,9 +196,7 @@ class ExerciseRevealApi(APIView):
         exercise = _exercise(slug, number)
         progress = services.exercise_reveal(user=request_user(request), exercise=exercise)
         assert exercise.current_version is not None
-        solution = presentation.solution(exercise.current_version, answer_visible=progress.answer_visible)
-        data = {"state": state_dict(progress), "solution": solution}
-        return Response(represent(RevealOut, data))
+        return Response(represent(RevealOut, ProgressOnVersion(exercise.current_version, progress)))
 
 
 class ExerciseHintApi(APIView):
@@ -358,11 +215,7 @@ class ExerciseHintApi(APIView):
         exercise = _exercise(slug, number)
         progress = services.hint_reveal_next(user=request_user(request), exercise=exercise)
         assert exercise.current_version is not None
-        data = {
-            "hints": presentation.hints(exercise.current_version, progress.hints_used),
-            "state": state_dict(progress),
-        }
-        return Response(represent(HintRevealOut, data))
+        return Response(represent(HintRevealOut, ProgressOnVersion(exercise.current_version, progress)))
 
 
 # ---- attempts -----------------------------------------------------------------------------------
@@ -388,14 +241,14 @@ class AttemptListApi(APIView):
         )
         paginator = Pagination()
         page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(represent_many(AttemptOut, [attempt_dict(a) for a in page or []]))
+        return paginator.get_paginated_response(represent_many(AttemptOut, list(page or [])))
 
 
 class AttemptDetailApi(APIView):
     @extend_schema(operation_id="attempts_retrieve", responses={200: AttemptOut, 401: ERRORS[401], 404: ERRORS[404]})
     def get(self, request: Request, attempt_id: int) -> Response:
         attempt = selectors.attempt_get(user=request_user(request), attempt_id=attempt_id)
-        return Response(represent(AttemptOut, attempt_dict(attempt)))
+        return Response(represent(AttemptOut, attempt))
 
 
 # ---- content export, for authors --------------------------------------------------------------

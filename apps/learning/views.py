@@ -14,14 +14,16 @@ from django.views.decorators.http import require_http_methods
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.core.request import request_user
+from apps.core.serializers import represent, represent_many
 from apps.exercises import formats, selectors
 from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.render import render as render_md
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
+from apps.learning import selectors as learning_selectors
 from apps.learning import services
-from apps.learning.apis import attempt_dict, detail_dict
+from apps.learning.serializers import AttemptOut, ExerciseDetailOut
 from apps.progress import selectors as progress_selectors
 
 
@@ -119,15 +121,15 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
                 # brings up to date, where reloading this POST's answer would submit the code again.
                 url = reverse("web:exercise", args=[slug, number])
                 return redirect(f"{url}?attempt={outcome.attempt.pk}#feedback")
-            result = attempt_dict(outcome.attempt)
+            result = represent(AttemptOut, outcome.attempt)
         except ApplicationError as exc:
             error = exc
     elif (shown := _own_attempt(user, ex, request.GET.get("attempt", ""))) is not None:
-        result = attempt_dict(shown)
+        result = represent(AttemptOut, shown)
         submitted = {"code": shown.raw.get("code", "")} if isinstance(shown.raw, dict) else {}
-    data = detail_dict(ex, user)
+    data = represent(ExerciseDetailOut, learning_selectors.exercise_page(user=user, exercise=ex))
     fmt = formats.get(ex.format)
-    recent = [attempt_dict(a) for a in selectors.attempt_list(user=user, exercise=ex)[:5]]
+    recent = represent_many(AttemptOut, list(selectors.attempt_list(user=user, exercise=ex)[:5]))
     context = {
         "exercise": ex,
         "data": data,

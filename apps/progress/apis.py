@@ -16,18 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import User
 from apps.core import schema
 from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
 from apps.core.request import request_user
 from apps.core.serializers import ErrorOut, represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import selectors as exercise_selectors
-from apps.exercises.content.render import markdown_html
-from apps.exercises.models import Attempt, Verdict
-from apps.exercises.selectors import Counts, counts_dict
 from apps.progress import exports, selectors, services
-from apps.progress.models import Cohort, SkillCheck
+from apps.progress.selectors import bundles
 from apps.progress.serializers import (
     BoardOut,
     BoardQueryIn,
@@ -58,102 +54,13 @@ ERRORS = {
 SLUG_EXAMPLE = OpenApiExample("transformer-math", value="transformer-math")
 
 
-# ---- dict builders, shared with the web views ----------------------------------------------------
-
-
-def _counts(m: selectors.Mastery) -> dict[str, Any]:
-    by_kind = [{"kind": k, "solved": c.solved, "total": c.total} for k, c in m.by_kind.items()]
-    return {**counts_dict(m.tally), "by_kind": by_kind, "solved_with_note": m.with_note}
-
-
-def mastery_dict(m: selectors.Mastery) -> dict[str, Any]:
-    return {
-        "slug": m.key,
-        "title": m.title,
-        **_counts(m),
-        "chapters": [{"number": int(c.key), "title": c.title, **_counts(c)} for c in m.chapters],
-    }
-
-
-def streak_dict(s: selectors.Streak) -> dict[str, Any]:
-    return {
-        "current": s.current,
-        "best": s.best,
-        "solved_today": s.solved_today,
-        "last_day": s.last_day,
-        "time_zone": s.time_zone,
-        "solves": s.solves,
-        "points": s.points,
-    }
-
-
-def _entry(e: selectors.Entry | None) -> dict[str, Any] | None:
-    return None if e is None else {"rank": e.rank, "username": e.username, "points": e.points, "me": e.me}
-
-
-def board_dict(b: selectors.Board) -> dict[str, Any]:
-    return {
-        "scope": b.scope,
-        "period": b.period,
-        "cohort": b.cohort_id,
-        "week_starts": b.starts,
-        "time_zone": b.time_zone,
-        "ranked": b.ranked,
-        "entries": [_entry(e) for e in b.entries],
-        "me": _entry(b.me),
-        "me_hidden": b.me_hidden,
-    }
-
-
-def cohort_dict(c: Cohort, user: User, due: dict[tuple[int, int], selectors.Due] | None = None) -> dict[str, Any]:
-    """``due``: the caller's due dates (selectors.due_by_assignment), for ``overdue``."""
-    teaches = c.instructor_id == user.pk or user.is_superuser
-    due = due or {}
-    return {
-        "id": c.pk,
-        "name": c.name,
-        "time_zone": c.time_zone,
-        "instructor": c.instructor.username,
-        "role": "instructor" if teaches else "member",
-        "join_code": c.join_code if teaches else None,
-        "members": _member_count(c),
-        "workbooks": [
-            {
-                "workbook": a.workbook.slug,
-                "title": a.workbook.title,
-                "due_on": a.due_on,
-                "overdue": d.overdue if (d := due.get((c.pk, a.workbook_id))) else None,
-            }
-            for a in selectors.assignments(cohort=c)
-        ],
-    }
-
-
-def _member_count(c: Cohort) -> int:
-    annotated = getattr(c, "member_count", None)  # cohort_list() annotates it; one query fewer per cohort
-    return int(annotated) if annotated is not None else c.memberships.count()
-
-
-def profile_dict(user: User) -> dict[str, Any]:
-    return {
-        "time_zone": user.time_zone,
-        "effective_time_zone": services.effective_time_zone(user),
-        "on_global_board": user.on_global_board,
-    }
-
-
 # ---- the caller's progress ---------------------------------------------------------------------
 
 
 class ProgressApi(APIView):
     @extend_schema(operation_id="progress_retrieve", responses={200: ProgressOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        user = request_user(request)
-        data = {
-            "streak": streak_dict(selectors.streak_get(user=user)),
-            "workbooks": [mastery_dict(m) for m in selectors.mastery(user=user)],
-        }
-        return Response(represent(ProgressOut, data))
+        return Response(represent(ProgressOut, bundles.overview(user=request_user(request))))
 
 
 class WorkbookProgressApi(APIView):
@@ -166,7 +73,7 @@ class WorkbookProgressApi(APIView):
         (found,) = selectors.mastery(user=request_user(request), workbook=workbook) or [
             selectors.Mastery(slug, workbook.title)
         ]
-        return Response(represent(WorkbookMasteryOut, mastery_dict(found)))
+        return Response(represent(WorkbookMasteryOut, found))
 
 
 class WorkbookResetApi(APIView):
@@ -186,7 +93,7 @@ class WorkbookResetApi(APIView):
 class StreakApi(APIView):
     @extend_schema(operation_id="streak_retrieve", responses={200: StreakOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        return Response(represent(StreakOut, streak_dict(selectors.streak_get(user=request_user(request)))))
+        return Response(represent(StreakOut, selectors.streak_get(user=request_user(request))))
 
 
 class LeaderboardApi(APIView):
@@ -224,13 +131,13 @@ class LeaderboardApi(APIView):
             cohort_id=q.get("cohort"),
             limit=q["limit"],
         )
-        return Response(represent(BoardOut, board_dict(board)))
+        return Response(represent(BoardOut, board))
 
 
 class ProfileApi(APIView):
     @extend_schema(operation_id="profile_retrieve", responses={200: ProfileOut, 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        return Response(represent(ProfileOut, profile_dict(request_user(request))))
+        return Response(represent(ProfileOut, request_user(request)))
 
     @extend_schema(
         operation_id="profile_update",
@@ -241,7 +148,7 @@ class ProfileApi(APIView):
         body = ProfileIn(data=request.data)
         body.is_valid(raise_exception=True)
         user = services.profile_update(user=request_user(request), **body.validated_data)
-        return Response(represent(ProfileOut, profile_dict(user)))
+        return Response(represent(ProfileOut, user))
 
 
 # ---- cohorts -----------------------------------------------------------------------------------
@@ -250,10 +157,7 @@ class ProfileApi(APIView):
 class CohortListApi(APIView):
     @extend_schema(operation_id="cohorts_list", responses={200: CohortOut(many=True), 401: ERRORS[401]})
     def get(self, request: Request) -> Response:
-        user = request_user(request)
-        cohorts = list(selectors.cohort_list(user=user))
-        due = selectors.due_by_assignment(user=user, cohort_ids=[c.pk for c in cohorts])
-        return Response(represent_many(CohortOut, [cohort_dict(c, user, due) for c in cohorts]))
+        return Response(represent_many(CohortOut, bundles.cohort_views(user=request_user(request))))
 
     @extend_schema(
         operation_id="cohorts_create",
@@ -276,7 +180,8 @@ class CohortListApi(APIView):
         cohort = services.cohort_create(
             instructor=user, name=data["name"], time_zone=data["time_zone"], workbooks=workbooks
         )
-        return Response(represent(CohortOut, cohort_dict(cohort, user)), status=status.HTTP_201_CREATED)
+        view = bundles.cohort_view(user=user, cohort=cohort, with_due=False)
+        return Response(represent(CohortOut, view), status=status.HTTP_201_CREATED)
 
 
 class CohortDetailApi(APIView):
@@ -284,8 +189,7 @@ class CohortDetailApi(APIView):
     def get(self, request: Request, cohort_id: int) -> Response:
         user = request_user(request)
         cohort = selectors.cohort_get(user=user, cohort_id=cohort_id)
-        due = selectors.due_by_assignment(user=user, cohort_ids=[cohort.pk])
-        return Response(represent(CohortOut, cohort_dict(cohort, user, due)))
+        return Response(represent(CohortOut, bundles.cohort_view(user=user, cohort=cohort)))
 
 
 class CohortJoinApi(APIView):
@@ -312,9 +216,7 @@ class CohortJoinApi(APIView):
         body.is_valid(raise_exception=True)
         cohort, joined = services.cohort_join(user=user, code=body.validated_data["code"])
         return Response(
-            represent(
-                CohortOut, cohort_dict(cohort, user, selectors.due_by_assignment(user=user, cohort_ids=[cohort.pk]))
-            ),
+            represent(CohortOut, bundles.cohort_view(user=user, cohort=cohort)),
             status=status.HTTP_201_CREATED if joined else 200,
         )
 
@@ -345,40 +247,7 @@ class CohortProgressApi(APIView):
     )
     def get(self, request: Request, cohort_id: int) -> Response:
         cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
-        _, rows = selectors.cohort_progress(cohort=cohort)
-        data = {"cohort": cohort.pk, "learners": [learner_row_dict(r) for r in rows]}
-        return Response(represent(CohortProgressOut, data))
-
-
-def learner_row_dict(r: selectors.LearnerRow) -> dict[str, Any]:
-    return {
-        "user_id": r.user_id,
-        "username": r.username,
-        "workbooks": [
-            {"workbook": c.slug, **counts_dict(Counts(c.total, c.solved)), "due_on": c.due_on, "overdue": c.overdue}
-            for c in r.cells
-        ],
-        "current_streak": r.current_streak,
-        "best_streak": r.best_streak,
-        "last_active": r.last_active,
-        "overdue": r.overdue,
-    }
-
-
-def stats_dict(s: selectors.ExerciseStats) -> dict[str, Any]:
-    return {
-        "number": s.number,
-        "title": s.title,
-        "kind": s.kind,
-        "attempts": s.attempts,
-        "learners": s.learners,
-        "solved": s.solved,
-        "solve_rate": s.solve_rate,
-        "median_attempts_to_solve": s.median_attempts,
-        "reveal_share": s.reveal_share,
-        "wrong_answers": [{"answer": a, "count": n} for a, n in s.wrong_answers],
-        "solved_with_note": s.solved_with_note,
-    }
+        return Response(represent(CohortProgressOut, bundles.cohort_progress_view(cohort=cohort)))
 
 
 class CohortExerciseStatsApi(APIView):
@@ -397,40 +266,7 @@ class CohortExerciseStatsApi(APIView):
         cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
         stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
-        return Response(represent_many(ExerciseStatsOut, [stats_dict(s) for s in stats]))
-
-
-def skill_dict(row: selectors.SkillRow) -> dict[str, Any]:
-    check = row.check
-    return {
-        "key": row.skill.key,
-        "text": row.skill.text,
-        "chapter": row.skill.chapter.number if row.skill.chapter else None,
-        "exercises": row.skill.exercises,
-        "state": row.state,
-        "check": None
-        if check is None
-        else {
-            "stage": check.stage,
-            "checked_at": check.checked_at,
-            "reviewed_at": check.reviewed_at,
-            "due_at": check.due_at,
-            "reviews": check.reviews,
-            "lapses": check.lapses,
-        },
-    }
-
-
-def skill_board_dict(board: selectors.SkillBoard) -> dict[str, Any]:
-    return {
-        "workbook": board.workbook.slug,
-        "protocol_html": markdown_html(board.workbook.skills_protocol) if board.workbook.skills_protocol else "",
-        "review_days": list(SkillCheck.REVIEW_DAYS),
-        "total": board.total,
-        "mastered": board.mastered,
-        "due": board.due,
-        "skills": [skill_dict(r) for r in board.rows],
-    }
+        return Response(represent_many(ExerciseStatsOut, stats))
 
 
 class SkillBoardApi(APIView):
@@ -441,11 +277,8 @@ class SkillBoardApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         workbook = exercise_selectors.workbook_get(slug=slug)
-        return Response(
-            represent(
-                SkillBoardOut, skill_board_dict(selectors.skill_board(user=request_user(request), workbook=workbook))
-            )
-        )
+        board = selectors.skill_board(user=request_user(request), workbook=workbook)
+        return Response(represent(SkillBoardOut, board))
 
 
 class SkillMarkApi(APIView):
@@ -462,38 +295,10 @@ class SkillMarkApi(APIView):
         body.is_valid(raise_exception=True)
         user = request_user(request)
         check = services.skill_mark(user=user, skill=skill, action=body.validated_data["action"])
-        return Response(represent(SkillOut, skill_dict(selectors.skill_row(skill, check))))
+        return Response(represent(SkillOut, selectors.skill_row(skill, check)))
 
 
 # ---- a learner's attempts and the CSV files, for the cohort's instructor ------------------------
-
-
-def learner_attempt_dict(a: Attempt) -> dict[str, Any]:
-    shown = selectors.answer_shown(a)
-    return {
-        "id": a.pk,
-        "workbook": a.exercise.workbook.slug,
-        "exercise": a.exercise.number,
-        "title": a.exercise.title,
-        "format": a.exercise.format,
-        "version": a.version.version,
-        "created_at": a.created_at,
-        "part": a.part,
-        "status": a.status,
-        "verdict": a.verdict,
-        "outcome": a.outcome,
-        "correct": a.verdict == Verdict.CORRECT,
-        "accepted_with_note": a.accepted_with_note,
-        "counted": a.counted,
-        "score": a.score,
-        "answer": {
-            "text": shown.text,
-            "items": [{"label": label, "value": value} for label, value in shown.items],
-            "code": shown.code,
-        },
-        "understood": a.parsed.get("understood") if isinstance(a.parsed, dict) else None,
-        "feedback": a.feedback,
-    }
 
 
 class CohortLearnerAttemptsApi(APIView):
@@ -515,9 +320,7 @@ class CohortLearnerAttemptsApi(APIView):
         _, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
         paginator = Pagination()
         page = paginator.paginate_queryset(attempts, request, view=self) or []
-        return paginator.get_paginated_response(
-            represent_many(LearnerAttemptOut, [learner_attempt_dict(a) for a in page])
-        )
+        return paginator.get_paginated_response(represent_many(LearnerAttemptOut, list(page)))
 
 
 class _CsvNegotiation(BaseContentNegotiation):

@@ -1,38 +1,73 @@
-"""Typed request and response bodies for the progress, leaderboard and cohort API."""
+"""Typed request and response bodies for the progress, leaderboard and cohort API. Output bodies
+name each field once and read the selectors' objects directly (apps.progress.selectors, and its
+``bundles`` where a body needs several objects)."""
 
 from __future__ import annotations
 
 from typing import Any
 from zoneinfo import available_timezones
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core.fields import StrictCharField
+from apps.core.serializers import ComputedField, read_through
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
+from apps.exercises.content.render import markdown_html
+from apps.exercises.models import Attempt
+from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ProgressCountsOut
+from apps.progress import selectors, services
+from apps.progress.models import SkillCheck
+from apps.progress.selectors.bundles import Assignment, CohortView
 
 
 class KindTallyOut(serializers.Serializer[Any]):
-    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
-    solved = serializers.IntegerField()
-    total = serializers.IntegerField()
+    # Reads a (kind, Counts) item of Mastery.by_kind.
+    kind = ComputedField()
+    solved = ComputedField()
+    total = ComputedField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=ExerciseKind.choices))
+    def get_kind(self, item: tuple[str, Counts]) -> str:
+        return item[0]
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_solved(self, item: tuple[str, Counts]) -> int:
+        return item[1].solved
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_total(self, item: tuple[str, Counts]) -> int:
+        return item[1].total
+
+
+_kind_tally = KindTallyOut()
 
 
 class MasteryCountsOut(ProgressCountsOut):
-    by_kind = KindTallyOut(many=True)
+    # Reads a selectors.Mastery: the counts are its tally's.
+    by_kind = ComputedField()
     solved_with_note = serializers.IntegerField(
-        help_text="Of the solved, those solved only through an answer accepted with a unit note (GiB labelled GB)."
+        source="with_note",
+        help_text="Of the solved, those solved only through an answer accepted with a unit note (GiB labelled GB).",
     )
+
+    def get_fields(self) -> dict[str, Any]:
+        return read_through(super().get_fields(), ProgressCountsOut._declared_fields, "tally")
+
+    @extend_schema_field(KindTallyOut(many=True))
+    def get_by_kind(self, m: selectors.Mastery) -> list[dict[str, Any]]:
+        return [dict(_kind_tally.to_representation(item)) for item in m.by_kind.items()]
 
 
 class ChapterMasteryOut(MasteryCountsOut):
-    number = serializers.IntegerField()
+    number = serializers.IntegerField(source="key")
     title = serializers.CharField()
 
 
 class WorkbookMasteryOut(MasteryCountsOut):
-    slug = serializers.SlugField()
+    slug = serializers.SlugField(source="key")
     title = serializers.CharField()
     chapters = ChapterMasteryOut(many=True)
 
@@ -48,6 +83,7 @@ class StreakOut(serializers.Serializer[Any]):
 
 
 class ProgressOut(serializers.Serializer[Any]):
+    # Reads a bundles.Overview.
     streak = StreakOut()
     workbooks = WorkbookMasteryOut(many=True)
 
@@ -66,8 +102,10 @@ class EntryOut(serializers.Serializer[Any]):
 class BoardOut(serializers.Serializer[Any]):
     scope = serializers.ChoiceField(choices=["global", "cohort"])
     period = serializers.ChoiceField(choices=["all", "week"])
-    cohort = serializers.IntegerField(allow_null=True)
-    week_starts = serializers.DateField(allow_null=True, help_text="Monday of this week, in `time_zone`.")
+    cohort = serializers.IntegerField(allow_null=True, source="cohort_id")
+    week_starts = serializers.DateField(
+        allow_null=True, source="starts", help_text="Monday of this week, in `time_zone`."
+    )
     time_zone = serializers.CharField()
     ranked = serializers.IntegerField(help_text="Learners with points on this board.")
     entries = EntryOut(many=True)
@@ -88,9 +126,14 @@ class BoardQueryIn(serializers.Serializer[Any]):
 
 
 class ProfileOut(serializers.Serializer[Any]):
+    # Reads the user.
     time_zone = serializers.CharField(allow_blank=True, help_text="Your setting; blank follows your first cohort.")
-    effective_time_zone = serializers.CharField(help_text="The zone your days are counted in.")
+    effective_time_zone = ComputedField(help_text="The zone your days are counted in.")
     on_global_board = serializers.BooleanField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_effective_time_zone(self, user: Any) -> str:
+        return services.effective_time_zone(user)
 
 
 # The IANA names services.time_zone_validate accepts (it answers `bad_time_zone` for the rest),
@@ -127,14 +170,21 @@ class ProfileIn(serializers.Serializer[Any]):
 
 
 class AssignmentOut(serializers.Serializer[Any]):
-    workbook = serializers.SlugField()
-    title = serializers.CharField()
-    due_on = serializers.DateField(allow_null=True, help_text="Due at the end of this day in the cohort's time zone.")
-    overdue = serializers.BooleanField(
+    # Reads a bundles.Assignment.
+    workbook = serializers.SlugField(source="assignment.workbook.slug")
+    title = serializers.CharField(source="assignment.workbook.title")
+    due_on = serializers.DateField(
+        allow_null=True, source="assignment.due_on", help_text="Due at the end of this day in the cohort's time zone."
+    )
+    overdue = ComputedField(
         allow_null=True,
         help_text="For a member: the due day has ended and you have not solved every exercise (as the "
         "instructor's progress table says). Null without a due date, and for the instructor.",
     )
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_overdue(self, a: Assignment) -> bool | None:
+        return a.due.overdue if a.due else None
 
 
 class AssignmentIn(serializers.Serializer[Any]):
@@ -143,14 +193,19 @@ class AssignmentIn(serializers.Serializer[Any]):
 
 
 class CohortOut(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    time_zone = serializers.CharField()
-    instructor = serializers.CharField(help_text="The instructor's username.")
+    # Reads a bundles.CohortView.
+    id = serializers.IntegerField(source="cohort.pk")
+    name = serializers.CharField(source="cohort.name")
+    time_zone = serializers.CharField(source="cohort.time_zone")
+    instructor = serializers.CharField(source="cohort.instructor.username", help_text="The instructor's username.")
     role = serializers.ChoiceField(choices=["instructor", "member"], help_text="Your place in this cohort.")
-    join_code = serializers.CharField(allow_null=True, help_text="Shown to the cohort's instructor only.")
+    join_code = ComputedField(allow_null=True, help_text="Shown to the cohort's instructor only.")
     members = serializers.IntegerField()
-    workbooks = AssignmentOut(many=True)
+    workbooks = AssignmentOut(many=True, source="assignments")
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_join_code(self, view: CohortView) -> str | None:
+        return view.cohort.join_code if view.teaches else None
 
 
 class CohortIn(serializers.Serializer[Any]):
@@ -164,7 +219,7 @@ class JoinIn(serializers.Serializer[Any]):
 
 
 class WorkbookCellOut(ProgressCountsOut):
-    workbook = serializers.SlugField()
+    workbook = serializers.SlugField(source="slug")
     due_on = serializers.DateField(allow_null=True)
     overdue = serializers.BooleanField()
 
@@ -172,7 +227,7 @@ class WorkbookCellOut(ProgressCountsOut):
 class LearnerRowOut(serializers.Serializer[Any]):
     user_id = serializers.IntegerField()
     username = serializers.CharField()
-    workbooks = WorkbookCellOut(many=True)
+    workbooks = WorkbookCellOut(many=True, source="cells")
     current_streak = serializers.IntegerField()
     best_streak = serializers.IntegerField()
     last_active = serializers.DateTimeField(allow_null=True)
@@ -180,13 +235,23 @@ class LearnerRowOut(serializers.Serializer[Any]):
 
 
 class CohortProgressOut(serializers.Serializer[Any]):
-    cohort = serializers.IntegerField()
+    # Reads a bundles.CohortProgress.
+    cohort = serializers.IntegerField(source="cohort.pk")
     learners = LearnerRowOut(many=True)
 
 
 class WrongAnswerOut(serializers.Serializer[Any]):
-    answer = serializers.CharField()
-    count = serializers.IntegerField()
+    # Reads an (answer, count) pair of ExerciseStats.wrong_answers.
+    answer = ComputedField()
+    count = ComputedField()
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_answer(self, pair: tuple[str, int]) -> str:
+        return pair[0]
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_count(self, pair: tuple[str, int]) -> int:
+        return pair[1]
 
 
 class ExerciseStatsOut(serializers.Serializer[Any]):
@@ -200,7 +265,7 @@ class ExerciseStatsOut(serializers.Serializer[Any]):
     learners = serializers.IntegerField(help_text="Learners who attempted or revealed it.")
     solved = serializers.IntegerField()
     solve_rate = serializers.FloatField(allow_null=True)
-    median_attempts_to_solve = serializers.FloatField(allow_null=True)
+    median_attempts_to_solve = serializers.FloatField(allow_null=True, source="median_attempts")
     reveal_share = serializers.FloatField(allow_null=True, help_text="Share who revealed before solving.")
     wrong_answers = WrongAnswerOut(many=True)
     solved_with_note = serializers.IntegerField(
@@ -218,22 +283,39 @@ class SkillCheckOut(serializers.Serializer[Any]):
 
 
 class SkillOut(serializers.Serializer[Any]):
-    key = serializers.CharField()
-    text = serializers.CharField()
-    chapter = serializers.IntegerField(allow_null=True)
-    exercises = serializers.ListField(child=serializers.CharField(), help_text="Exercise numbers to practise it.")
+    # Reads a selectors.SkillRow.
+    key = serializers.CharField(source="skill.key")
+    text = serializers.CharField(source="skill.text")
+    chapter = ComputedField(allow_null=True)
+    exercises = serializers.ListField(
+        child=serializers.CharField(), source="skill.exercises", help_text="Exercise numbers to practise it."
+    )
     state = serializers.ChoiceField(choices=["open", "mastered", "due"])
     check = SkillCheckOut(allow_null=True)
 
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_chapter(self, row: selectors.SkillRow) -> int | None:
+        return row.skill.chapter.number if row.skill.chapter else None
+
 
 class SkillBoardOut(serializers.Serializer[Any]):
-    workbook = serializers.CharField()
-    protocol_html = serializers.CharField(allow_blank=True)
-    review_days = serializers.ListField(child=serializers.IntegerField())
+    # Reads a selectors.SkillBoard.
+    workbook = serializers.CharField(source="workbook.slug")
+    protocol_html = ComputedField()
+    review_days = ComputedField()
     total = serializers.IntegerField()
     mastered = serializers.IntegerField()
     due = serializers.IntegerField()
-    skills = SkillOut(many=True)
+    skills = SkillOut(many=True, source="rows")
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_protocol_html(self, board: selectors.SkillBoard) -> str:
+        protocol = board.workbook.skills_protocol
+        return markdown_html(protocol) if protocol else ""
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_review_days(self, board: selectors.SkillBoard) -> list[int]:
+        return list(SkillCheck.REVIEW_DAYS)
 
 
 class SkillMarkIn(serializers.Serializer[Any]):
@@ -248,12 +330,24 @@ class SkillMarkIn(serializers.Serializer[Any]):
 
 
 class AnswerItemOut(serializers.Serializer[Any]):
-    label = serializers.CharField(  # type: ignore[assignment]  # a field named like Field.label
+    # Reads a (label, value) item of AnswerShown.items.
+    label = ComputedField(  # type: ignore[assignment]  # a field named like Field.label
+        method_name="label_of",
         help_text='"option 2" (as this learner was shown the options), "3" (a step\'s place), "line 8", a '
-        "table cell's or a part's label."
+        "table cell's or a part's label.",
     )
-    value = serializers.CharField(allow_blank=True, help_text="The option's or step's text, the line's code, the "
-                                  "value as typed (with its unit).")  # fmt: skip
+    value = ComputedField(
+        method_name="value_of",
+        help_text="The option's or step's text, the line's code, the value as typed (with its unit).",
+    )
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def label_of(self, item: tuple[str, str]) -> str:
+        return item[0]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def value_of(self, item: tuple[str, str]) -> str:
+        return item[1]
 
 
 class AnswerShownOut(serializers.Serializer[Any]):
@@ -262,13 +356,19 @@ class AnswerShownOut(serializers.Serializer[Any]):
     code = serializers.CharField(allow_null=True, help_text="The submitted code (code attempts); null otherwise.")
 
 
+_answer_shown = AnswerShownOut()
+
+
 class LearnerAttemptOut(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    workbook = serializers.SlugField()
-    exercise = serializers.CharField(help_text="The exercise number.")
-    title = serializers.CharField(help_text="The exercise's title.")
-    format = serializers.ChoiceField(choices=AnswerFormat.choices)
-    version = serializers.IntegerField(help_text="The exercise version it was graded against.")
+    # Reads an Attempt.
+    id = serializers.IntegerField(source="pk")
+    workbook = serializers.SlugField(source="exercise.workbook.slug")
+    exercise = serializers.CharField(source="exercise.number", help_text="The exercise number.")
+    title = serializers.CharField(source="exercise.title", help_text="The exercise's title.")
+    format = serializers.ChoiceField(choices=AnswerFormat.choices, source="exercise.format")
+    version = serializers.IntegerField(
+        source="version.version", help_text="The exercise version it was graded against."
+    )
     created_at = serializers.DateTimeField()
     part = serializers.ChoiceField(choices=AttemptPart.choices, allow_blank=True)
     status = serializers.ChoiceField(choices=AttemptStatus.choices)
@@ -276,12 +376,24 @@ class LearnerAttemptOut(serializers.Serializer[Any]):
     outcome = serializers.ChoiceField(
         choices=CodeOutcome.choices, allow_blank=True, help_text="Code: how the run ended."
     )
-    correct = serializers.BooleanField()
+    correct = ComputedField()
     accepted_with_note = serializers.BooleanField()
     counted = serializers.BooleanField(help_text="Whether it counts as an attempt.")
     score = serializers.FloatField()
-    answer = AnswerShownOut(help_text="What the learner answered, as they saw it.")
-    understood = serializers.CharField(
+    answer = ComputedField(help_text="What the learner answered, as they saw it.")
+    understood = ComputedField(
         allow_null=True, help_text="How a number or an expression was read (the reading the grader took)."
     )
     feedback = serializers.CharField(allow_blank=True, help_text="The feedback the learner was given.")
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_correct(self, a: Attempt) -> bool:
+        return a.verdict == Verdict.CORRECT
+
+    @extend_schema_field(AnswerShownOut)
+    def get_answer(self, a: Attempt) -> dict[str, Any]:
+        return dict(_answer_shown.to_representation(selectors.answer_shown(a)))
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_understood(self, a: Attempt) -> str | None:
+        return a.parsed.get("understood") if isinstance(a.parsed, dict) else None

@@ -1,0 +1,107 @@
+"""Reads for learner-facing bodies: where one body needs several objects, a small frozen bundle of
+them that the output serializers (apps.learning.serializers) read directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from apps.accounts.models import User
+from apps.exercises import selectors as exercise_selectors
+from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
+from apps.exercises.selectors import Counts
+from apps.progress import selectors as progress_selectors
+from apps.progress.models import ExerciseProgress
+
+
+def state_of(progress: ExerciseProgress | None) -> ExerciseProgress:
+    """The learner's progress on an exercise; one never tried reads as a fresh (unsaved) row."""
+    return progress if progress is not None else ExerciseProgress()
+
+
+@dataclass(frozen=True)
+class WorkbookRow:
+    workbook: Workbook
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class ChapterRow:
+    workbook: Workbook
+    chapter: Chapter
+    counts: Counts
+
+
+@dataclass(frozen=True)
+class WorkbookPage(WorkbookRow):
+    chapters: list[ChapterRow]
+
+
+@dataclass(frozen=True)
+class ExerciseRow:
+    exercise: Exercise
+    progress: ExerciseProgress
+
+
+@dataclass(frozen=True)
+class ChapterPage(ChapterRow):
+    exercises: list[ExerciseRow]
+
+
+@dataclass(frozen=True)
+class ExercisePage(ExerciseRow):
+    """An exercise as its learner sees it: the current version, their progress, its neighbours."""
+
+    version: ExerciseVersion
+    previous: str | None
+    next: str | None
+    user_id: int
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """A graded (or queued) attempt with the progress it left; the solution once it solved."""
+
+    attempt: Attempt
+    progress: ExerciseProgress
+
+    @property
+    def solved(self) -> bool:
+        return self.attempt.verdict == Verdict.CORRECT and self.progress.solved
+
+
+@dataclass(frozen=True)
+class ProgressOnVersion:
+    """A reveal's or a hint's outcome: the learner's progress on an exercise's current version."""
+
+    version: ExerciseVersion
+    progress: ExerciseProgress
+
+
+def workbook_rows(*, user: User | None) -> list[WorkbookRow]:
+    return [WorkbookRow(w, c) for w, c in progress_selectors.workbook_list(user=user)]
+
+
+def workbook_page(*, user: User | None, workbook: Workbook) -> WorkbookPage:
+    chapters = progress_selectors.chapter_list(workbook=workbook, user=user)
+    total = Counts(sum(c.total for _, c in chapters), sum(c.solved for _, c in chapters))
+    return WorkbookPage(workbook, total, [ChapterRow(workbook, ch, c) for ch, c in chapters])
+
+
+def exercise_rows(*, user: User | None, exercises: list[Exercise]) -> list[ExerciseRow]:
+    progress = progress_selectors.progress_map(user=user, exercises=exercises)
+    return [ExerciseRow(e, state_of(progress.get(e.pk))) for e in exercises]
+
+
+def chapter_page(*, user: User | None, workbook: Workbook, chapter: Chapter) -> ChapterPage:
+    exercises = list(exercise_selectors.exercise_list(workbook=workbook, chapter=chapter))
+    rows = exercise_rows(user=user, exercises=exercises)
+    solved = sum(1 for r in rows if r.progress.solved)
+    return ChapterPage(workbook, chapter, Counts(len(rows), solved), rows)
+
+
+def exercise_page(*, user: User, exercise: Exercise) -> ExercisePage:
+    version = exercise.current_version
+    assert version is not None
+    progress = progress_selectors.progress_get(user=user, exercise=exercise)
+    previous, following = exercise_selectors.neighbours(exercise=exercise)
+    return ExercisePage(exercise, state_of(progress), version, previous, following, user.pk)
