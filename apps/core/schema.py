@@ -16,6 +16,10 @@ postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]), so no view c
   (or a fuzzer) can reach the exercise operations without being told a slug and a number.
 - Strings in request bodies and query strings declare what the server refuses: a NUL character
   (PostgreSQL text cannot hold one) and, for trimmed required fields, nothing but whitespace.
+- A variant of a polymorphic body (a widget or solution per answer format) declares its
+  discriminator as the one value it has, so exactly one variant of a ``oneOf`` fits a body: an
+  integer widget's fields are a subset of a numeric one's, which a validator ignoring the
+  discriminator (schemathesis, most generated clients) would otherwise accept under both.
 """
 
 from __future__ import annotations
@@ -131,6 +135,18 @@ def _request_value(prop: dict[str, Any], *, trimmed: bool) -> None:
             _request_value(child, trimmed=trimmed)
 
 
+def _discriminated(components: dict[str, Any]) -> None:
+    for schema in list(components.values()):
+        discriminator = schema.get("discriminator") if isinstance(schema, dict) else None
+        if not discriminator:
+            continue
+        field = discriminator["propertyName"]
+        for value, ref in discriminator.get("mapping", {}).items():
+            variant = components.get(ref.rsplit("/", 1)[-1], {})
+            if field in variant.get("properties", {}):
+                variant["properties"][field] = {"type": "string", "enum": [value]}
+
+
 def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     """SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]: see the module docstring."""
     for path, operations in result.get("paths", {}).items():
@@ -165,6 +181,7 @@ def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bo
     # ({"answer": ...} is also a Debug body with neither `lines` nor `code`), so not oneOf.
     if "oneOf" in components.get("AttemptRequest", {}):
         components["AttemptRequest"]["anyOf"] = components["AttemptRequest"].pop("oneOf")
+    _discriminated(components)
     for name in NULLABLE_COMPONENTS:
         if name in components:
             components[name]["nullable"] = True
