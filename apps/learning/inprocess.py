@@ -10,7 +10,8 @@ What a process does not finish — it exited or was reloaded mid-run; the thread
 that Ctrl-C is not held up by a run — stays queued or running. With no beat to sweep it, this
 process closes such leftovers as not graded (never counted) on its first request, and runs the
 usual stuck-attempt sweep before each job; at the pool's start it removes containers past their
-deadline that a dead process left.
+deadline that a dead process left, and asks the sandbox pool to keep a container ready for each code
+exercise's profile.
 """
 
 from __future__ import annotations
@@ -140,6 +141,13 @@ def _reap() -> None:
         return
     if removed:
         logger.info("removed %d sandbox containers past their deadline", len(removed))
+    try:
+        for slot in range(size()):  # then keep a container ready for each code exercise's profile
+            services.sandbox_pool_prepare(slot=slot)
+    except Exception:
+        logger.exception("could not prepare the sandbox pool; runs start cold until it fills by demand")
+    finally:
+        connections.close_all()
 
 
 def sweep_orphans(**kwargs: Any) -> None:

@@ -21,6 +21,7 @@ from apps.exercises.content.render import markdown_html, render
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
 from apps.exercises.serializers import ProgressCountsOut, Solution, Widget
+from apps.learning import live
 from apps.learning.selectors import (
     AttemptResult,
     ChapterPage,
@@ -194,6 +195,16 @@ class ExerciseDetailOut(ExerciseSummaryOut):
 # ---- attempts: an Attempt; a result is an AttemptResult -----------------------------------------
 
 
+class LiveTestOut(serializers.Serializer[Any]):
+    # Reads a dict from apps.learning.live: one test's result, judged as it came in.
+    id = serializers.CharField(help_text="The test's id, as in `details.tests` once final.")
+    passed = serializers.BooleanField()
+    message = serializers.CharField(allow_blank=True, help_text="Why it failed; empty when it passed.")
+
+
+_live_test = LiveTestOut()
+
+
 class RunOut(serializers.Serializer[Any]):
     """A code attempt's sandbox run, as far as it has gone: what a page following it shows."""
 
@@ -207,6 +218,23 @@ class RunOut(serializers.Serializer[Any]):
         allow_null=True,
         help_text="Seconds since it started (running) or from start to verdict (final); null while queued.",
     )
+    tests_total = ComputedField(allow_null=True, help_text="How many tests the run has; null while queued.")
+    tests = ComputedField(
+        help_text="While running: each test's result as it completed, in order (empty until the first is in; "
+        "a run that ends within a tenth of a second goes straight to its verdict). Once final: empty, and "
+        "`details.tests` has them all."
+    )
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_tests_total(self, a: Attempt) -> int | None:
+        value = a.details.get("tests_total") if isinstance(a.details, dict) else None
+        return None if value is None else int(value)
+
+    @extend_schema_field(LiveTestOut(many=True))
+    def get_tests(self, a: Attempt) -> list[dict[str, Any]]:
+        if a.status != AttemptStatus.RUNNING:
+            return []
+        return [dict(_live_test.to_representation(t)) for t in live.tests_so_far(a.pk)]
 
     @staticmethod
     def _limits(a: Attempt) -> dict[str, Any]:

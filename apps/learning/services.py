@@ -48,9 +48,11 @@ from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verd
 from apps.exercises.content import cache
 from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
+from apps.learning import live
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors
+from apps.sandbox.pool import PooledRunner, Profile
 from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import Verdict as RunVerdict
 from apps.sandbox.verdict import clean, judge
@@ -176,7 +178,12 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
     job = code_job(code, str(attempt.raw.get("code", "")))
     limits = limits_for(code, slot=slot)
     now = timezone.now()
-    details = {**attempt.details, "limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb}}
+    cases = code_cases(code)
+    details = {
+        **attempt.details,
+        "limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb},
+        "tests_total": len(cases),
+    }
     claim = attempt.claims + 1
     claimed = queued.filter(claims=attempt.claims).update(
         status=AttemptStatus.RUNNING, started_at=now, details=details, claims=claim, lease_expires_at=_lease_end()
@@ -187,7 +194,7 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
     attempt.status, attempt.started_at, attempt.details, attempt.claims = AttemptStatus.RUNNING, now, details, claim
     with _Lease(attempt_id, claim):
         try:
-            result = runner.run(job, limits)
+            result = runner.run(job, limits, progress=live.Recorder(attempt_id, cases, code.entry))
         except SandboxUnavailable as exc:
             fault = str(exc)
         else:
@@ -196,8 +203,28 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
         logger.warning("sandbox fault; the claim is given back", extra={"attempt_id": attempt_id, "error": fault})
         _claim_release(attempt_id, claim)
         raise SandboxFault(fault)
-    verdict = judge(result, code_cases(code), code.entry)
+    verdict = judge(result, cases, code.entry)
     return attempt_finish(attempt=attempt, verdict=verdict, duration_s=result.duration_s)
+
+
+def sandbox_pool_prepare(*, slot: int = 0) -> int:
+    """Ask this process's pool (if any) to keep a container ready for each profile the active code
+    exercises need on this slot, so that even a first submission finds one. Returns how many."""
+    pool = selectors.runner()
+    if not isinstance(pool, PooledRunner):
+        return 0
+    profiles = set()
+    exercises = Exercise.objects.filter(is_active=True, current_version__spec__has_key="code").select_related(
+        "current_version"
+    )
+    for exercise in exercises:
+        if exercise.current_version is None:
+            continue
+        code = cache.resolved(exercise.current_version).spec.code
+        if code is not None:
+            profiles.add(Profile.of(code_job(code, code.solution), limits_for(code, slot=slot)))
+    pool.want(profiles)
+    return len(profiles)
 
 
 class SandboxFault(Exception):

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery.signals import worker_init, worker_ready, worker_shutting_down
+from billiard.process import current_process
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_ready, worker_shutting_down
+from django.db import connections
 
 from apps.core.queues import Queue
 from apps.sandbox import health
@@ -55,3 +57,32 @@ def sandbox_worker_ready(sender: Any, **kwargs: Any) -> None:
 @worker_shutting_down.connect
 def sandbox_worker_stopping(**kwargs: Any) -> None:
     health.stop()
+
+
+@worker_process_init.connect
+def sandbox_pool_start(**kwargs: Any) -> None:
+    """Each pool process of a sandbox worker fills its own pool of pre-started containers (a
+    forked child starts with none: apps/sandbox/pool.py) with the profiles the content needs."""
+    from celery import current_app
+
+    if not _consumes_sandbox(current_app) or not health.passed():
+        return
+    from apps.learning import services
+
+    index = getattr(current_process(), "index", None)
+    try:
+        services.sandbox_pool_prepare(slot=index if isinstance(index, int) else 0)
+    except Exception:
+        logger.exception("could not prepare the sandbox pool; runs start cold until it fills by demand")
+    finally:
+        connections.close_all()
+
+
+@worker_process_shutdown.connect
+def sandbox_pool_stop(**kwargs: Any) -> None:
+    from apps.sandbox import selectors
+    from apps.sandbox.pool import PooledRunner
+
+    runner = selectors.runner()
+    if isinstance(runner, PooledRunner):
+        runner.stop()

@@ -31,7 +31,8 @@ from django.db import connections
 from redis.exceptions import RedisError
 
 from apps.sandbox import probe, selectors
-from apps.sandbox.runner import Job, Limits, Runner, SandboxUnavailable
+from apps.sandbox.pool import PooledRunner, Profile
+from apps.sandbox.runner import Job, Limits, Runner, RunResult, SandboxUnavailable
 from apps.sandbox.verdict import Case, judge
 
 logger = logging.getLogger(__name__)
@@ -67,15 +68,29 @@ def ready() -> bool:
 
 
 def self_test(runner: Runner) -> list[str]:
-    """Problems found by the canary and the confinement probe; empty when the sandbox is sound."""
+    """Problems found by the canary and the confinement probe; empty when the sandbox is sound.
+    With a pool, both run in a cold container and again in a pooled one, started here for them
+    (no filler thread: this runs in a worker's main process, before its pool processes fork)."""
     limits = Limits(time_s=20.0, memory_mb=256, cpuset="0")
-    try:
-        canary = judge(runner.run(CANARY, limits), CANARY_CASES, "canary")
-        found = probe.facts(runner.run(probe.job(), limits).report)
-    except SandboxUnavailable as exc:
-        return [f"sandbox unavailable: {exc}"]
-    problems = [] if canary.passed else [f"canary: {canary.outcome} {canary.message}"]
-    return problems + probe.problems(found)
+    ways: list[tuple[str, Callable[[Job], RunResult]]] = [("", lambda job: runner.run(job, limits))]
+    if isinstance(runner, PooledRunner):
+        pool = runner
+
+        def pooled(job: Job) -> RunResult:
+            return pool.run_in(pool.start_one(Profile.of(job, limits)), job, limits)
+
+        ways = [("", lambda job: pool.cold.run(job, limits)), ("pooled ", pooled)]
+    runtime = str(getattr(runner, "runtime", ""))  # a runner for tests may not say
+    problems = []
+    for way, run in ways:
+        try:
+            canary = judge(run(CANARY), CANARY_CASES, "canary")
+            found = probe.facts(run(probe.job()).report)
+        except SandboxUnavailable as exc:
+            return [f"sandbox unavailable: {exc}"]
+        problems += [] if canary.passed else [f"{way}canary: {canary.outcome} {canary.message}"]
+        problems += [way + p for p in probe.problems(found, runtime)]
+    return problems
 
 
 def check(owner: str) -> bool:

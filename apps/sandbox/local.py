@@ -14,13 +14,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from apps.sandbox.runner import Job, Limits, RunResult, last_json_line
+from apps.sandbox.runner import Job, Limits, Progress, RunResult, parse_report
 
 DRIVER = Path(__file__).with_name("container") / "driver.py"
 
 
 class LocalRunner:
-    def run(self, job: Job, limits: Limits) -> RunResult:
+    def run(self, job: Job, limits: Limits, progress: Progress | None = None) -> RunResult:
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="content-run-") as tmp:
             try:
@@ -36,7 +36,7 @@ class LocalRunner:
                 return RunResult("timeout", None, None, False, time.monotonic() - started)
         return RunResult(
             "completed",
-            last_json_line(proc.stdout),
+            parse_report(proc.stdout),
             proc.returncode,
             False,
             time.monotonic() - started,

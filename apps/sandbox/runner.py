@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import select
@@ -35,9 +36,12 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig, Ulimit
 
+logger = logging.getLogger(__name__)
+
 LABEL = "mlsys.sandbox"
 LABEL_DEADLINE = "mlsys.sandbox.deadline"
 LABEL_OWNER = "mlsys.sandbox.owner"
+LABEL_POOLED = "mlsys.sandbox.pooled"  # started ahead of its job, by a pool (pool.py)
 SANDBOX_USER = "10001:10001"
 DRIVER = ["/opt/venv/bin/python", "-I", "-S", "/opt/sandbox/driver.py", "/tmp/job"]
 # What the learner's process may see in its environment: no secrets, nothing of the host's.
@@ -82,6 +86,8 @@ class Job:
     cases: list[dict[str, Any]]
     files: Mapping[str, str]
     env: Mapping[str, str] = field(default_factory=dict)
+    # Modules the exercise's code imports, which a pooled container imports ahead (``pool.py``).
+    warm: tuple[str, ...] = ()
 
     def request(self, limits: Limits) -> bytes:
         body = {
@@ -107,14 +113,20 @@ class RunResult:
     container_id: str = ""
 
 
+# Called with each test's result as the container reports it (before the run ends).
+Progress = Callable[[dict[str, Any]], None]
+
+
 class Runner(Protocol):
-    def run(self, job: Job, limits: Limits) -> RunResult: ...
+    def run(self, job: Job, limits: Limits, progress: Progress | None = None) -> RunResult: ...
 
 
-def host_config_kwargs(limits: Limits) -> dict[str, Any]:
-    """The confinement every sandbox container gets (asserted on a live container by a test)."""
+def host_config_kwargs(limits: Limits, runtime: str = "") -> dict[str, Any]:
+    """The confinement every sandbox container gets (asserted on a live container by a test).
+    ``runtime`` names a Docker runtime (``runsc``: gVisor); empty is the engine's default (runc)."""
     memory = f"{limits.memory_mb}m"
-    return {
+    extra: dict[str, Any] = {"runtime": runtime} if runtime and runtime != "runc" else {}
+    return extra | {
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {"/tmp": f"rw,nosuid,nodev,noexec,size={limits.tmpfs_mb}m,mode=1777"},
@@ -137,11 +149,11 @@ def host_config_kwargs(limits: Limits) -> dict[str, Any]:
     }
 
 
-def container_env(job: Job, limits: Limits) -> dict[str, str]:
+def container_env(extra: Mapping[str, str], limits: Limits) -> dict[str, str]:
     env = dict(BASE_ENV)
     threads = str(max(1, math.ceil(limits.cpus)))
     env["OMP_NUM_THREADS"] = threads
-    for key, value in job.env.items():
+    for key, value in extra.items():
         if key not in EXTRA_ENV_ALLOWED:
             raise ValueError(f"environment variable {key} is not allowed in the sandbox")
         env[key] = value
@@ -167,10 +179,16 @@ class DockerRunner:
     """One cold container per run. ``client`` is created lazily and shared by the process."""
 
     def __init__(
-        self, image: str, *, owner: str = "", client_factory: Callable[[], docker.DockerClient] | None = None
+        self,
+        image: str,
+        *,
+        owner: str = "",
+        runtime: str = "",
+        client_factory: Callable[[], docker.DockerClient] | None = None,
     ) -> None:
         self.image = image
         self.owner = owner
+        self.runtime = runtime
         self._client_factory = client_factory or (lambda: docker.from_env(timeout=30))
         self._client: docker.DockerClient | None = None
         self._lock = threading.Lock()
@@ -187,36 +205,60 @@ class DockerRunner:
                     raise SandboxUnavailable(f"no Docker Engine: {exc}") from exc
             return self._client.api
 
-    def run(self, job: Job, limits: Limits) -> RunResult:
+    def run(self, job: Job, limits: Limits, progress: Progress | None = None) -> RunResult:
         started = time.monotonic()
-        container_id = self._create(job, limits)
+        command = ["timeout", "-s", "KILL", f"{limits.time_s + SELF_DESTRUCT_GRACE_S:.0f}", *DRIVER]
+        container_id = self.create(command, job.env, limits, deadline_s=limits.time_s + REAP_GRACE_S)
         try:
-            status, stdout, stderr = self._attach_and_run(container_id, job.request(limits), limits, started)
-            if status != "completed":
-                with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
-                    self.api.kill(container_id)
-            exit_code, oom = self._exit_state(container_id)
+            stream = self.attach(container_id)
+            try:
+                self.api.start(container_id)
+                stream.sock.sendall(job.request(limits))
+                status = stream.read(
+                    started + limits.time_s + KILL_GRACE_S, output_cap(limits), progress, until=is_report
+                )
+            finally:
+                stream.close()
+            return self.finish(container_id, stream, status, started)
         except (docker.errors.APIError, requests.exceptions.RequestException, OSError) as exc:
             raise SandboxUnavailable(f"the Docker Engine failed mid-run: {exc}") from exc
         finally:
-            self._remove_later(container_id)
+            self.remove_later(container_id)
+
+    def finish(self, container_id: str, stream: AttachedStream, status: Status, started: float) -> RunResult:
+        """The result of a run whose output was read. When the driver's report came, the run is
+        accounted for (the driver reads the memory cgroup's OOM count itself); without it, the
+        container's own exit state tells what happened."""
+        report = parse_report(bytes(stream.out)) if status == "completed" else None
+        if status != "completed":
+            with contextlib.suppress(docker.errors.APIError, requests.exceptions.RequestException):
+                self.api.kill(container_id)
+        exit_code: int | None
+        if report is not None and "limit" in report:
+            exit_code, oom = 0, False
+        else:
+            exit_code, oom = self._exit_state(container_id)
         return RunResult(
             status=status,
-            report=last_json_line(stdout) if status == "completed" else None,
+            report=report,
             exit_code=exit_code,
             oom_killed=oom,
             duration_s=time.monotonic() - started,
-            stderr=stderr.decode("utf-8", "replace")[-STDERR_KEPT:],
+            stderr=stream.err.decode("utf-8", "replace")[-STDERR_KEPT:],
             container_id=container_id,
         )
 
-    def _create(self, job: Job, limits: Limits) -> str:
+    def create(
+        self, command: list[str], env: Mapping[str, str], limits: Limits, *, deadline_s: float, pooled: bool = False
+    ) -> str:
+        """A confined container, created (not started). The reaper may remove it ``deadline_s`` on."""
         labels = {
             LABEL: "1",
-            LABEL_DEADLINE: str(int(time.time() + limits.time_s + REAP_GRACE_S)),
+            LABEL_DEADLINE: str(int(time.time() + deadline_s)),
             LABEL_OWNER: self.owner,
         }
-        command = ["timeout", "-s", "KILL", f"{limits.time_s + SELF_DESTRUCT_GRACE_S:.0f}", *DRIVER]
+        if pooled:
+            labels[LABEL_POOLED] = "1"
         try:
             api = self.api
             created = api.create_container(
@@ -225,11 +267,11 @@ class DockerRunner:
                 user=SANDBOX_USER,
                 hostname="sandbox",  # Docker sets HOSTNAME; a fixed name tells the code nothing
                 stdin_open=True,
-                environment=container_env(job, limits),
+                environment=container_env(env, limits),
                 labels=labels,
                 network_disabled=True,
                 working_dir="/tmp",
-                host_config=api.create_host_config(**host_config_kwargs(limits)),
+                host_config=api.create_host_config(**host_config_kwargs(limits, self.runtime)),
             )
         except docker.errors.ImageNotFound as exc:
             raise SandboxUnavailable(f"the sandbox image {self.image} is missing") from exc
@@ -237,23 +279,9 @@ class DockerRunner:
             raise SandboxUnavailable(f"could not create a sandbox container: {exc}") from exc
         return str(created["Id"])
 
-    def _attach_and_run(
-        self, container_id: str, request: bytes, limits: Limits, started: float
-    ) -> tuple[Status, bytes, bytes]:
+    def attach(self, container_id: str) -> AttachedStream:
         response = self.api.attach_socket(container_id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-        sock: socket.socket = getattr(response, "_sock", response)
-        try:
-            self.api.start(container_id)
-            sock.sendall(request)
-            deadline = started + limits.time_s + KILL_GRACE_S
-            # Room for every result at the cap, the kept prints and JSON framing.
-            cap = limits.output_bytes + 256_000
-            return _read_frames(sock, deadline, cap)
-        finally:
-            with contextlib.suppress(OSError):
-                sock.close()
-            with contextlib.suppress(Exception):
-                response.close()
+        return AttachedStream(response)
 
     def _exit_state(self, container_id: str) -> tuple[int | None, bool]:
         try:
@@ -264,7 +292,7 @@ class DockerRunner:
         state = self.api.inspect_container(container_id)["State"]
         return code, bool(state.get("OOMKilled"))
 
-    def _remove_later(self, container_id: str) -> None:
+    def remove_later(self, container_id: str) -> None:
         """Removal is off the critical path: the verdict does not wait for it."""
         with self._lock:
             if self._remover is None:
@@ -302,38 +330,121 @@ class DockerRunner:
         return True
 
 
-def _read_frames(sock: socket.socket, deadline: float, cap: int) -> tuple[Status, bytes, bytes]:
-    """Read Docker's multiplexed attach stream (8-byte headers) until EOF, the deadline or the cap."""
-    buffer = bytearray()
-    out, err = bytearray(), bytearray()
-    sock.setblocking(False)
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return "timeout", bytes(out), bytes(err)
-        readable, _, _ = select.select([sock], [], [], remaining)
-        if not readable:
-            continue
-        try:
-            chunk = sock.recv(262_144)
-        except BlockingIOError:
-            continue
-        if not chunk:
-            break
-        buffer += chunk
-        while len(buffer) >= 8:
-            size = int.from_bytes(buffer[4:8], "big")
-            if len(buffer) < 8 + size:
+def output_cap(limits: Limits) -> int:
+    """Room for every result at the cap, the kept prints and JSON framing."""
+    return limits.output_bytes * 2 + 256_000
+
+
+class AttachedStream:
+    """Docker's multiplexed attach stream (8-byte frame headers) of one container, read with a
+    deadline and a byte cap; stdout is kept whole, stderr up to STDERR_KEPT."""
+
+    def __init__(self, response: Any) -> None:
+        self.response = response
+        self.sock: socket.socket = getattr(response, "_sock", response)
+        self.sock.setblocking(False)
+        self.buffer = bytearray()
+        self.out, self.err = bytearray(), bytearray()
+        self.scanned = 0  # stdout up to here was split into lines already
+        self.eof = False
+
+    def read(
+        self,
+        deadline: float,
+        cap: int,
+        progress: Progress | None = None,
+        until: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> Status:
+        """Until EOF ("completed"), the deadline ("timeout"), the cap ("output_limit"), or, with
+        ``until``, a stdout line for which it holds (returns "completed" with ``eof`` False)."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            readable, _, _ = select.select([self.sock], [], [], remaining)
+            if not readable:
+                continue
+            try:
+                chunk = self.sock.recv(262_144)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self.eof = True
+                self._lines(progress, None)
+                return "completed"
+            self._frames(chunk)
+            if len(self.out) > cap:
+                return "output_limit"
+            if self._lines(progress, until):
+                return "completed"
+
+    def _frames(self, chunk: bytes) -> None:
+        self.buffer += chunk
+        while len(self.buffer) >= 8:
+            size = int.from_bytes(self.buffer[4:8], "big")
+            if len(self.buffer) < 8 + size:
                 break
-            stream, payload = buffer[0], bytes(buffer[8 : 8 + size])
-            del buffer[: 8 + size]
+            stream, payload = self.buffer[0], bytes(self.buffer[8 : 8 + size])
+            del self.buffer[: 8 + size]
             if stream == 2:
-                err += payload[: max(0, STDERR_KEPT - len(err))]
+                self.err += payload[: max(0, STDERR_KEPT - len(self.err))]
             else:
-                out += payload
-        if len(out) > cap:
-            return "output_limit", bytes(out[:cap]), bytes(err)
-    return "completed", bytes(out), bytes(err)
+                self.out += payload
+
+    def _lines(self, progress: Progress | None, until: Callable[[dict[str, Any]], bool] | None) -> bool:
+        """Pass each new complete stdout line's result to ``progress``; True once ``until`` holds."""
+        if progress is None and until is None:
+            return False
+        end = self.out.rfind(b"\n") + 1
+        if end <= self.scanned:
+            return False
+        lines, self.scanned = bytes(self.out[self.scanned : end]).splitlines(), end
+        for line in lines:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(item, dict):
+                continue
+            if until is not None and until(item):
+                return True
+            if progress is not None and isinstance(item.get("result"), dict):
+                try:
+                    progress(item["result"])
+                except Exception:  # showing progress must never break a run
+                    logger.exception("a progress callback failed")
+        return False
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        with contextlib.suppress(Exception):
+            self.response.close()
+
+
+def is_report(line: dict[str, Any]) -> bool:
+    """Is this stdout line the driver's last word (its report), so the run needs no more reading?"""
+    return "result" not in line and "ready" not in line and ("limit" in line or "fatal" in line)
+
+
+def parse_report(stdout: bytes) -> dict[str, Any] | None:
+    """The driver's report (its last JSON line), with the results it passed on one by one before
+    it (``{"result": ...}`` lines) gathered into ``results``. None if no report came."""
+    report = last_json_line(stdout)
+    if report is None or "result" in report:
+        return None
+    if report.get("results") == "streamed":
+        results: list[Any] = []
+        if report.get("limit") != "output_limit":
+            for line in stdout.replace(b"\x00", b"").splitlines():
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(item, dict) and isinstance(item.get("result"), dict) and len(item) == 1:
+                    results.append(item["result"])
+        report["results"] = results
+    return report
 
 
 def last_json_line(stdout: bytes) -> dict[str, Any] | None:

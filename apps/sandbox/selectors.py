@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
+from apps.sandbox.pool import PooledRunner
 from apps.sandbox.runner import DockerRunner, SandboxUnavailable
 
 # Each sandbox worker that passed its self-test refreshes its own key (``health.py``), which
@@ -19,16 +20,29 @@ from apps.sandbox.runner import DockerRunner, SandboxUnavailable
 _LOCAL_CHECK_TTL_S = 30.0
 
 _runner_lock = threading.Lock()
-_runner: DockerRunner | None = None
+_runner: DockerRunner | PooledRunner | None = None
 _local_check: tuple[float, bool] = (0.0, False)
 
 
-def runner(owner: str = "") -> DockerRunner:
-    """The process's runner (one Docker client, shared)."""
+def runner(owner: str = "") -> DockerRunner | PooledRunner:
+    """The process's runner (one Docker client, shared): pooled unless SANDBOX_POOL_SIZE is 0."""
     global _runner
     with _runner_lock:
         if _runner is None or _runner.image != settings.SANDBOX_IMAGE:
-            _runner = DockerRunner(settings.SANDBOX_IMAGE, owner=owner or f"pid-{os.getpid()}")
+            if isinstance(_runner, PooledRunner):
+                _runner.stop()
+            cold = DockerRunner(
+                settings.SANDBOX_IMAGE, owner=owner or f"pid-{os.getpid()}", runtime=settings.SANDBOX_RUNTIME
+            )
+            _runner = cold
+            if settings.SANDBOX_POOL_SIZE > 0:
+                _runner = PooledRunner(
+                    cold,
+                    size=settings.SANDBOX_POOL_SIZE,
+                    idle_s=settings.SANDBOX_POOL_IDLE_S,
+                    max_time_s=settings.SANDBOX_MAX_TIME_LIMIT_S,
+                    fillers=settings.SANDBOX_POOL_FILLERS,
+                )
         elif owner and not _runner.owner.startswith(owner):
             _runner.owner = owner
         return _runner

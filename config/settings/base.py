@@ -150,6 +150,15 @@ SANDBOX_TIME_LIMIT_S = env.float("SANDBOX_TIME_LIMIT_S", default=10.0)
 SANDBOX_MEMORY_MB = env.int("SANDBOX_MEMORY_MB", default=512)
 SANDBOX_MAX_TIME_LIMIT_S = 120.0
 SANDBOX_MAX_MEMORY_MB = 4096
+# The Docker runtime sandbox containers run under: "" (the engine's default, runc) or "runsc"
+# (gVisor, registered by scripts/gvisor.sh).
+SANDBOX_RUNTIME = env.str("SANDBOX_RUNTIME", default="")
+# Pre-started, single-use containers (apps/sandbox/pool.py): this many ready per profile in each
+# process that runs code (0 turns the pool off: every run starts a cold container). A pooled
+# container unused for SANDBOX_POOL_IDLE_S is replaced; SANDBOX_POOL_FILLERS threads start them.
+SANDBOX_POOL_SIZE = env.int("SANDBOX_POOL_SIZE", default=1)
+SANDBOX_POOL_IDLE_S = env.float("SANDBOX_POOL_IDLE_S", default=300.0)
+SANDBOX_POOL_FILLERS = env.int("SANDBOX_POOL_FILLERS", default=2)
 # A platform fault (no Docker, no image) is retried this many times before "not graded".
 SANDBOX_RETRIES = env.int("SANDBOX_RETRIES", default=2)
 # An attempt RUNNING (or QUEUED) longer than this is failed as "not graded" by the beat task.

@@ -91,8 +91,23 @@
 
   function statusText(a) {
     if (a.status !== "running") return "Queued for the sandbox…";
+    const done = a.run && a.run.tests ? a.run.tests.length : 0;
+    if (done && a.run.tests_total) {
+      return "Running your code — " + done + " of " + Number(a.run.tests_total) + " tests done";
+    }
     if (!a.run || !a.run.time_limit_s) return "Running your code against the tests…";
     return "Running your code against the tests — time limit " + Number(a.run.time_limit_s) + " s";
+  }
+
+  function liveTests(a) {
+    // Each test's result as it completes (the final verdict replaces the list).
+    const list = el("ul", "live-tests");
+    for (const t of (a.run && a.run.tests) || []) {
+      const item = el("li", t.passed ? "ok" : "bad", (t.passed ? "✓ " : "✗ ") + t.id);
+      if (!t.passed && t.message) item.append(document.createTextNode(" — " + t.message));
+      list.append(item);
+    }
+    return list;
   }
 
   function showStatus(a) {
@@ -106,7 +121,7 @@
       box.append(el("strong", "", text), document.createTextNode(" "));
       const elapsed = el("span", "elapsed");
       elapsed.setAttribute("aria-hidden", "true");
-      box.append(elapsed);
+      box.append(elapsed, liveTests(a));
       feedback.replaceChildren(box);
     }
     const seconds = a.run && a.run.elapsed_s != null ? Math.floor(a.run.elapsed_s) : null;
@@ -114,14 +129,15 @@
   }
 
   async function follow(url, first) {
-    // Poll the attempt until it is final: quickly at first (most runs take a second or two).
+    // Poll the attempt until it is final: quickly at first (a pooled sandbox answers in tens of
+    // milliseconds), then every 250 ms, then every second for long runs.
     const mine = ++currentRun;
     let a = first;
     for (let i = 0; i < 900; i++) {
       if (mine !== currentRun) return;
       if (a && FINAL.includes(a.status)) return show({ status: 201, body: a });
       if (a && a.status) showStatus(a);
-      await new Promise((r) => setTimeout(r, i < 20 ? 250 : 1000));
+      await new Promise((r) => setTimeout(r, i < 4 ? 50 : i < 24 ? 250 : 1000));
       a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then((r) => (r.ok ? r.json() : null))
         .catch(() => null); // a dropped poll is retried on the next turn

@@ -10,12 +10,18 @@ The request holds the inputs of each test, never the expected values: those stay
 which decides pass or fail (``apps/sandbox/verdict.py``). A case with a ``probe`` names a checker
 in the exercise's ``checks.py`` (sent as one of the files) that reports facts about the learner's
 function instead of its value (``child.py``, ``probes.py``). The driver writes the files into a
-fresh directory on the tmpfs, starts ``child.py`` as its own process, sends it the cases over a
-pipe and reads back one JSON line per case. The child's own prints go to a separate, capped pipe.
-It ends with ONE line of JSON on stdout:
+fresh directory on the tmpfs, hands the cases to ``child.py`` (the learner's process) over a pipe
+and reads back one JSON line per case, which it passes on at once as ``{"result": {...}}`` (the
+worker shows each test's result as it completes). The child's prints go to a separate, capped
+pipe. It ends with ONE line of JSON on stdout:
 
-    {"results": [...], "prints": "...", "limit": null|"timeout"|"output_limit"|"memory_limit",
+    {"results": "streamed", "prints": "...", "limit": null|"timeout"|"output_limit"|"memory_limit",
      "signal": null|"SIGSEGV", "exit_code": 0}
+
+Two ways to start. Cold, ``driver.py WORKDIR``: the job is on stdin already, the child starts
+after it. Pooled, ``driver.py WORKDIR --warm numpy,jax --idle 300``: the child starts at once and
+imports those modules, the driver prints ``{"ready": true, ...}`` and waits for the job; the time
+limit counts from the job's arrival. Either way a container runs one job and ends.
 
 Nothing here is trusted by the worker: a learner's process can kill or impersonate the driver,
 but all it can forge are values, which must then equal expected values it never saw.
@@ -25,6 +31,7 @@ import contextlib
 import json
 import os
 import re
+import select
 import selectors
 import signal
 import subprocess
@@ -64,34 +71,62 @@ def _kill(proc):
             target()
 
 
-def run(request, workdir):
-    os.makedirs(workdir, mode=0o700, exist_ok=True)
-    for name, text in request.get("files", {}).items():
+def write_files(request, workdir):
+    """The job's files into the work directory; a bad name is the only refusal."""
+    for name in request.get("files", {}):
         if not _SAFE_NAME.match(name):
-            return {"fatal": f"bad file name {name!r}"}
+            return f"bad file name {name!r}"
+    for name, text in request.get("files", {}).items():
         with open(os.path.join(workdir, name), "w", encoding="utf-8") as f:
             f.write(text)
-    time_limit = float(request.get("time_limit", 10.0))
-    output_limit = int(request.get("output_limit", 1 << 20))
-    child_request = json.dumps({"entry": request["entry"], "cases": request["cases"]}).encode() + b"\n"
+    return None
 
-    started = time.monotonic()
-    proc = subprocess.Popen(  # noqa: S603 - fixed argv
+
+def start_child(workdir, warm=None):
+    """The learner's process. With ``warm`` (a pooled container) it imports those modules, if any,
+    says so on its results pipe (one line), then waits for its request."""
+    argv = [sys.executable, "-I", "-B", os.path.join(HERE, "child.py")]
+    if warm is not None:
+        argv += ["--warm", ",".join(warm)]
+    return subprocess.Popen(  # noqa: S603 - fixed argv
         # -I: no environment variables, user site or cwd on the path; -B: no .pyc files written.
-        [sys.executable, "-I", "-B", os.path.join(HERE, "child.py"), os.path.join(workdir, "submission.py")],
+        [*argv, os.path.join(workdir, "submission.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=workdir,
         process_group=0,
     )
+
+
+def emit(item):
+    sys.stdout.buffer.write(json.dumps(item).encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def run(request, workdir, proc=None, started=None):
+    """Run one request: in ``proc`` (a warm child) if given, else in a child started now. The time
+    limit counts from ``started`` (when the job arrived). Each result the child reports is passed
+    on at once as ``{"result": ...}``; the report that ends the run comes last."""
+    started = time.monotonic() if started is None else started
+    os.makedirs(workdir, mode=0o700, exist_ok=True)
+    problem = write_files(request, workdir)
+    if problem:
+        if proc is not None:
+            _kill(proc)
+        return {"fatal": problem}
+    time_limit = float(request.get("time_limit", 10.0))
+    output_limit = int(request.get("output_limit", 1 << 20))
+    child_request = json.dumps({"entry": request["entry"], "cases": request["cases"]}).encode() + b"\n"
+
+    proc = proc or start_child(workdir)
     try:
         proc.stdin.write(child_request)
         proc.stdin.close()
     except BrokenPipeError:
         pass
 
-    results, prints = bytearray(), bytearray()
+    pending, results_bytes, prints = bytearray(), 0, bytearray()
     prints_total, limit = 0, None
     sel = selectors.DefaultSelector()
     for stream, name in ((proc.stdout, "results"), (proc.stderr, "prints")):
@@ -114,9 +149,15 @@ def run(request, workdir):
                 open_streams -= 1
                 continue
             if key.data == "results":
-                results += chunk
-                if len(results) > output_limit:
+                results_bytes += len(chunk)
+                if results_bytes > output_limit:
                     limit = "output_limit"
+                    continue
+                pending += chunk
+                *lines, rest = pending.split(b"\n")
+                pending = bytearray(rest)
+                for item in _parse_lines(b"\n".join(lines)):
+                    emit({"result": item})
             else:
                 prints_total += len(chunk)
                 if len(prints) < PRINTS_KEPT:
@@ -128,6 +169,9 @@ def run(request, workdir):
         if exited and not events:
             break
         exited = exited or proc.poll() is not None
+    if not limit:
+        for item in _parse_lines(bytes(pending)):
+            emit({"result": item})
     if limit:
         _kill(proc)
     try:
@@ -144,7 +188,7 @@ def run(request, workdir):
         if not limit and -returncode == signal.SIGKILL and _memory_killed():
             limit = "memory_limit"
     report = {
-        "results": _parse_lines(bytes(results)) if limit != "output_limit" else [],
+        "results": "streamed",
         "prints": prints.decode("utf-8", "replace"),
         "prints_truncated": prints_total > len(prints),
         "limit": limit,
@@ -153,6 +197,33 @@ def run(request, workdir):
         "elapsed": round(elapsed, 4),
     }
     return report
+
+
+def _read_line(fd, limit=4096):
+    """One line from a pipe, byte by byte: nothing past it is taken from the pipe."""
+    line = bytearray()
+    while len(line) < limit:
+        byte = os.read(fd, 1)
+        if not byte or byte == b"\n":
+            break
+        line += byte
+    return bytes(line)
+
+
+def serve_warm(workdir, warm, idle_s):
+    """A pooled container: start the learner's process with ``warm`` imported, say ``ready``, then
+    wait (at most ``idle_s``) for the one job this container will ever run."""
+    os.makedirs(workdir, mode=0o700, exist_ok=True)
+    proc = start_child(workdir, warm)
+    said = _read_line(proc.stdout.fileno())
+    emit({"ready": True, "warm": list(warm), "child": said.decode("utf-8", "replace")[:200]})
+    readable, _, _ = select.select([sys.stdin.buffer], [], [], idle_s)
+    line = sys.stdin.buffer.readline() if readable else b""
+    started = time.monotonic()
+    if not line:
+        _kill(proc)
+        return {"fatal": "driver: no job came (idle lifetime over)"}
+    return run(json.loads(line), workdir, proc=proc, started=started)
 
 
 def _parse_lines(data):
@@ -168,15 +239,19 @@ def _parse_lines(data):
 
 
 def main():
-    workdir = sys.argv[1] if len(sys.argv) > 1 else "/tmp/job"  # noqa: S108 - the container's own tmpfs
-    line = sys.stdin.buffer.readline()
+    # driver.py WORKDIR [--warm numpy,jax --idle SECONDS]
+    args = sys.argv[1:]
+    workdir = args[0] if args else "/tmp/job"  # noqa: S108 - the container's own tmpfs
+    options = dict(zip(args[1::2], args[2::2], strict=False))
     try:
-        request = json.loads(line)
-        report = run(request, workdir)
+        if "--warm" in options:
+            warm = tuple(m for m in options["--warm"].split(",") if m)
+            report = serve_warm(workdir, warm, float(options.get("--idle", "300")))
+        else:
+            report = run(json.loads(sys.stdin.buffer.readline()), workdir)
     except Exception as exc:
         report = {"fatal": f"driver: {type(exc).__name__}: {exc}"}
-    sys.stdout.buffer.write(json.dumps(report).encode() + b"\n")
-    sys.stdout.buffer.flush()
+    emit(report)
 
 
 if __name__ == "__main__":

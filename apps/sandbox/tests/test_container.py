@@ -192,7 +192,7 @@ def test_the_worker_self_test_passes_on_a_sound_sandbox(sandbox_image: str) -> N
 
 def test_the_self_test_fails_when_the_canary_cannot_pass() -> None:
     class Broken:
-        def run(self, job: Job, limits: Limits) -> Any:
+        def run(self, job: Job, limits: Limits, progress: Any = None) -> Any:
             raise SandboxUnavailable("no Docker Engine")
 
     assert health.self_test(Broken()) == ["sandbox unavailable: no Docker Engine"]

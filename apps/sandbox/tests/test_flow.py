@@ -15,7 +15,7 @@ from apps.exercises.choices import AttemptStatus, Verdict
 from apps.exercises.content import cache as content_cache
 from apps.exercises.models import Attempt, Exercise
 from apps.learning import services, tasks
-from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner
+from apps.sandbox.runner import LABEL, LABEL_OWNER, LABEL_POOLED, DockerRunner
 from apps.sandbox.tests.conftest import Sandbox, SolutionReader
 from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, spawn_worker, start_worker, worker_env
 
@@ -73,18 +73,30 @@ def test_every_build_exercise_fails_then_passes_through_the_api(sandbox: Sandbox
         assert all(t["passed"] for t in passed["details"]["tests"])
         progress = sandbox.progress(number)
         assert progress is not None and progress.solved and progress.attempts == 2
-    # The worker (a forked pool process) removed every container it started, without a reaper.
+    # The worker (a forked pool process) removed every container it ran a job in, without a
+    # reaper: what is left are its pool's containers, started ahead and still waiting for a job.
     engine = docker.from_env()
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and _worker_containers(engine):
+    while time.monotonic() < deadline and _used_containers(engine):
         time.sleep(0.1)
-    assert _worker_containers(engine) == []
+    assert _used_containers(engine) == []
     engine.close()
 
 
 def _worker_containers(client: docker.DockerClient) -> list[str]:
     found = client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
     return [str(c.id) for c in found if c.labels.get(LABEL_OWNER, "").startswith(f"{WORKER_NAME}@")]
+
+
+def _used_containers(client: docker.DockerClient) -> list[str]:
+    """The session worker's containers, but for its pool's, which wait (running) for their job."""
+    found = client.containers.list(all=True, filters={"label": LABEL}, ignore_removed=True)
+    return [
+        str(c.id)
+        for c in found
+        if c.labels.get(LABEL_OWNER, "").startswith(f"{WORKER_NAME}@")
+        and not (LABEL_POOLED in c.labels and c.status == "running")
+    ]
 
 
 def test_debug_needs_the_lines_and_the_fix(sandbox: Sandbox, reference: SolutionReader) -> None:
@@ -232,20 +244,25 @@ def test_a_worker_killed_mid_run_leaves_nothing_behind(sandbox: Sandbox, tmp_pat
 
     attempt_id = sandbox._committed(submit)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not _worker_containers(engine):
+    while time.monotonic() < deadline and sandbox._committed(
+        lambda: Attempt.objects.get(pk=attempt_id).status != AttemptStatus.RUNNING
+    ):
         time.sleep(0.05)
     assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id).status) == AttemptStatus.RUNNING
-    (container_id,) = _worker_containers(engine)
+    containers = [engine.containers.get(c) for c in _worker_containers(engine)]
     sandbox.worker.kill_hard()
-    container = engine.containers.get(container_id)
-    assert container.status == "running"  # orphaned: nobody will kill it from outside
-    # It ends by itself: the driver's own deadline (5 s in tests), else `timeout -s KILL` 5 s later.
-    container.wait(timeout=30)
-    container.reload()
-    assert container.status == "exited"
+    assert any(c.status == "running" for c in containers)  # orphaned: nobody will kill them from outside
+    # They end by themselves: the running one at the driver's own deadline (5 s in tests), else
+    # `timeout -s KILL` 5 s later; pooled ones waiting for a job as soon as their worker's end
+    # closes their stdin (and at their idle lifetime at the latest).
+    for container in containers:
+        container.wait(timeout=30)
+        container.reload()
+        assert container.status == "exited"
     restarted = start_worker(worker_env(), tmp_path / "restarted.log", WORKER_NAME)
     sandbox.worker.proc, sandbox.worker.log = restarted.proc, restarted.log
-    assert _worker_containers(engine) == []  # reaped at start: same worker name, same owner label
+    # Reaped at start (same worker name, same owner label): only the new pool's are there.
+    assert not set(_worker_containers(engine)) & {c.id for c in containers}
     assert sandbox._committed(lambda: services.attempts_fail_stuck(older_than_s=0)) == 1
     closed = sandbox.wait(attempt_id)
     assert (closed.status, closed.outcome) == (AttemptStatus.NOT_GRADED, "not_graded")
@@ -279,3 +296,28 @@ def test_every_code_exercise_is_solvable_in_the_sandbox(sandbox: Sandbox, slug: 
     for number, code in coded:
         attempt = sandbox.submit(number, {"code": code.solution}, workbook=slug)
         assert (attempt.status, attempt.verdict) == (AttemptStatus.GRADED, Verdict.CORRECT), (number, attempt.feedback)
+
+
+def test_a_running_attempt_shows_each_tests_result_as_it_completes(sandbox: Sandbox) -> None:
+    """The API a page polls: while the run goes on, ``run.tests`` grows one judged test at a time."""
+    client = _api(sandbox)
+    # Right answers, one every 0.4 s: the run takes about 2.4 s over the six tests.
+    source = "import time\n\ndef param_count(d, n_layers, vocab_size):\n    time.sleep(0.4)\n    return 12 * n_layers * d * d + vocab_size * d\n"
+    url = sandbox._committed(partial(_post, client, "0.5", {"code": source})).json()["url"]
+    counts: list[int] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        body = client.get(url).json()
+        if body["status"] == AttemptStatus.GRADED:
+            break
+        if body["status"] == AttemptStatus.RUNNING:
+            run = body["run"]
+            assert run["tests_total"] == 6
+            assert all(t["passed"] and t["message"] == "" for t in run["tests"])
+            counts.append(len(run["tests"]))
+        time.sleep(0.05)
+    assert body["status"] == AttemptStatus.GRADED and body["correct"], body
+    assert body["run"]["tests"] == []  # final: details.tests has them all
+    seen = sorted(set(counts))
+    assert len([c for c in seen if 0 < c < 6]) >= 2, counts  # partial results, growing
+    assert counts == sorted(counts)
