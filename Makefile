@@ -10,7 +10,7 @@ export REDIS_PORT ?= 63799
 TEST_ENV := DATABASE_URL=postgres://mlsys@127.0.0.1:$(PG_PORT)/mlsys REDIS_URL=redis://127.0.0.1:$(REDIS_PORT)/0 \
 	SANDBOX_IMAGE=$$(cat var/sandbox-image)
 
-.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image stack stack-down
+.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image gvisor stack stack-down
 
 $(VENV)/.base: requirements/base.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,7 +34,7 @@ run: venv
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) runserver 127.0.0.1:8000
 
 ## make test: ruff, mypy, check_content and the whole pytest suite on real PostgreSQL and Redis
-test: venv-dev services sandbox-image
+test: venv-dev services sandbox-image gvisor
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
@@ -50,6 +50,11 @@ sandbox-image:
 	@mkdir -p var
 	deploy/sandbox/build-sandbox-image.sh > var/sandbox-image.tmp && mv var/sandbox-image.tmp var/sandbox-image
 
+## gVisor (Debian's runsc) registered with Docker as the runtime "runsc": SANDBOX_RUNTIME=runsc uses it,
+## and make test runs the hostile suite under it too. Needs root or sudo (scripts/gvisor.sh).
+gvisor: sandbox-image
+	bash scripts/gvisor.sh
+
 services-stop:
 	bash scripts/services.sh stop
 
@@ -63,7 +68,7 @@ stack:
 stack-down:
 	scripts/stack.sh down
 
-bench: venv-dev services sandbox-image
+bench: venv-dev services sandbox-image gvisor
 	$(TEST_ENV) $(PY) bench/grading_api.py
 	$(TEST_ENV) $(PY) bench/sandbox.py
 	$(TEST_ENV) $(PY) bench/leaderboard.py
