@@ -45,7 +45,12 @@ def code_job(code: CodeSpec, source: str) -> Job:
     files = {"submission.py": source}
     if any(c.probe for c in code.cases):
         files[CHECKER_FILE] = code.checker
-    return Job(code.entry, cases, files, env=dict(code.env), warm=warm_modules(source, code.solution))
+    warm = warm_modules(source, code.solution)
+    if any(c.probe for c in code.cases):
+        # A probe may ask what the submission imported (third-party modules loaded after the
+        # checks): import ahead only what the checks import themselves, as a cold run would have.
+        warm = tuple(m for m in warm if m in warm_modules(code.checker))
+    return Job(code.entry, cases, files, env=dict(code.env), warm=warm)
 
 
 def checker_names(checker: str) -> set[str]:

@@ -389,10 +389,13 @@ class PooledRunner:
             try:
                 warm = self.start_one(profile)
             except SandboxUnavailable as exc:
+                # Not again until a job asks for this profile: no image (or no Engine) must not
+                # keep a thread starting containers that nobody wants.
                 logger.warning("sandbox pool could not start a container: %s", exc)
                 self.stats["start_failed"] += 1
                 with self._cond:
                     self._starting[profile] -= 1
+                    self._wanted.pop(profile, None)
                 time.sleep(FAULT_BACKOFF_S)
                 continue
             except Exception:
