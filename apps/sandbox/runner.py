@@ -11,7 +11,8 @@ outside the container. It is always killed and removed, and it kills itself (``t
 if this process dies mid-run. Platform faults — no Docker Engine, no image, a failing API —
 raise ``SandboxUnavailable``; they are never a verdict on the learner's code.
 
-A warm pool of pre-started containers can implement ``Runner`` later without the callers changing.
+``pool.PooledRunner`` is a ``Runner`` too: it hands each job a container started ahead of it, created
+and read by the same methods (``create``, ``attach``, ``finish``).
 """
 
 from __future__ import annotations
