@@ -55,12 +55,16 @@ def test_a_pooled_run_is_graded_like_a_cold_one_and_its_container_is_gone_after(
     assert pool.stats["warm"] == 1 and pool.stats["cold"] == 0
     engine = docker.from_env()
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and engine.containers.list(all=True, filters={"id": result.container_id}):
+    while time.monotonic() < deadline and engine.containers.list(
+        all=True, filters={"id": result.container_id}, ignore_removed=True
+    ):
         time.sleep(0.05)
-    assert engine.containers.list(all=True, filters={"id": result.container_id}) == []  # single use
+    assert (
+        engine.containers.list(all=True, filters={"id": result.container_id}, ignore_removed=True) == []
+    )  # single use
     # Its replacement: a pooled container of the same confinement, waiting.
     assert pool.wait_ready(Profile.of(HONEST, LIMITS))
-    (waiting,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"})
+    (waiting,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"}, ignore_removed=True)
     assert waiting.labels[LABEL_POOLED] == "1" and waiting.id != result.container_id
     host = waiting.attrs["HostConfig"]
     assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] is True and host["CapDrop"] == ["ALL"]
@@ -120,7 +124,7 @@ def test_the_time_limit_counts_from_the_hand_over_not_from_the_container_start(p
 def test_a_dead_pooled_container_is_discarded_never_handed_a_job(pool: PooledRunner) -> None:
     ready(pool)
     engine = docker.from_env()
-    (waiting,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"})
+    (waiting,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"}, ignore_removed=True)
     waiting.kill()  # as a Docker Engine restart would: its stream ends
     waiting.wait(timeout=10)
     result = pool.run(HONEST, LIMITS)
@@ -135,14 +139,14 @@ def test_a_pooled_container_past_its_idle_lifetime_is_replaced(sandbox_image: st
     try:
         profile = ready(pool)
         engine = docker.from_env()
-        (first,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"})
+        (first,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"}, ignore_removed=True)
         # Fresh for idle_s less a margin (a quarter of it here); then discarded and removed (and
         # the driver itself gives up waiting at idle_s).
         gone: dict[str, str | list[str] | bool] = {"id": str(first.id)}
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and engine.containers.list(all=True, filters=gone):
+        while time.monotonic() < deadline and engine.containers.list(all=True, filters=gone, ignore_removed=True):
             time.sleep(0.1)
-        assert engine.containers.list(all=True, filters=gone) == []
+        assert engine.containers.list(all=True, filters=gone, ignore_removed=True) == []
         assert pool.stats["discarded_stale"] >= 1
         assert pool.wait_ready(profile)
         result = pool.run(HONEST, LIMITS)
