@@ -43,6 +43,7 @@ from apps.sandbox.runner import (
     KILL_GRACE_S,
     REAP_GRACE_S,
     SELF_DESTRUCT_GRACE_S,
+    SETTLE_S,
     AttachedStream,
     DockerRunner,
     Job,
@@ -133,6 +134,7 @@ class PooledRunner:
         self._image_checked = 0.0
         self._threads: list[threading.Thread] = []
         self._stopped = False
+        self._settle_until = 0.0
         self._pid = os.getpid()
 
     def _forget_after_fork(self) -> None:
@@ -201,6 +203,8 @@ class PooledRunner:
                     found = warm
                 else:
                     stale.append(warm)
+            if found is not None:
+                self._settle_until = time.monotonic() + SETTLE_S  # its replacement starts after the run's verdict
             self._cond.notify_all()
         for warm in stale:
             self.stats["discarded_stale"] += 1
@@ -225,7 +229,7 @@ class PooledRunner:
             raise SandboxUnavailable(f"the Docker Engine failed mid-run: {exc}") from exc
         finally:
             warm.stream.close()
-            self.cold.remove_later(warm.container_id)
+            self.cold.remove_later(warm.container_id, delay=SETTLE_S)
 
     def start_one(self, profile: Profile) -> Warm:
         """Create, start and warm one container of ``profile``; returns once it said ready."""
@@ -386,6 +390,7 @@ class PooledRunner:
                 self._discard(warm)
             if profile is None:
                 continue
+            time.sleep(max(0.0, self._settle_until - time.monotonic()))
             try:
                 warm = self.start_one(profile)
             except SandboxUnavailable as exc:

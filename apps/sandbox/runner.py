@@ -58,6 +58,9 @@ KILL_GRACE_S = 3.0  # past the time limit, before the worker kills the container
 SELF_DESTRUCT_GRACE_S = 5.0  # past the time limit, before the container kills itself
 REAP_GRACE_S = 60.0  # past the time limit, before any reaper may remove a container
 STDERR_KEPT = 16_000
+# After a run, its container's removal (and, in a pool, its replacement's start) waits this long:
+# the caller records the verdict meanwhile, with the CPU not taken by the Engine's teardown.
+SETTLE_S = 0.1
 
 Status = Literal["completed", "timeout", "output_limit"]
 
@@ -224,7 +227,7 @@ class DockerRunner:
         except (docker.errors.APIError, requests.exceptions.RequestException, OSError) as exc:
             raise SandboxUnavailable(f"the Docker Engine failed mid-run: {exc}") from exc
         finally:
-            self.remove_later(container_id)
+            self.remove_later(container_id, delay=SETTLE_S)
 
     def finish(self, container_id: str, stream: AttachedStream, status: Status, started: float) -> RunResult:
         """The result of a run whose output was read. When the driver's report came, the run is
@@ -293,15 +296,17 @@ class DockerRunner:
         state = self.api.inspect_container(container_id)["State"]
         return code, bool(state.get("OOMKilled"))
 
-    def remove_later(self, container_id: str) -> None:
-        """Removal is off the critical path: the verdict does not wait for it."""
+    def remove_later(self, container_id: str, *, delay: float = 0.0) -> None:
+        """Removal is off the critical path: the verdict does not wait for it (nor, with ``delay``,
+        compete with it for the CPU)."""
         with self._lock:
             if self._remover is None:
                 self._remover = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sandbox-remove")
             remover = self._remover
-        remover.submit(self._remove, container_id)
+        remover.submit(self._remove, container_id, delay)
 
-    def _remove(self, container_id: str) -> None:
+    def _remove(self, container_id: str, delay: float = 0.0) -> None:
+        time.sleep(delay)
         with contextlib.suppress(Exception):
             self.api.remove_container(container_id, force=True, v=True)
 
