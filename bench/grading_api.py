@@ -1,5 +1,7 @@
 """p50/p95 of a numeric-answer POST (parse, grade, store) against two baselines on the same
-server in the same run, interleaved: (a) a trivial JSON view, (b) a view inserting one row.
+server in the same run, interleaved: (a) a trivial JSON view, (b) a view inserting one row; and
+of the poll a page makes while code runs (``GET /api/v1/attempts/<id>/`` of a running attempt
+with six live test results in Redis) against (a).
 
     make bench            # or: DATABASE_URL=... REDIS_URL=... .venv/bin/python bench/grading_api.py
 
@@ -26,6 +28,25 @@ import httpx
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
+LIVE_TESTS = [
+    {"id": f"t{i}", "passed": i % 3 != 2, "message": "" if i % 3 != 2 else "expected 12, got 13"} for i in range(6)
+]
+# A Build attempt of the bench user, claimed by a worker and three tests in: what a page polls.
+RUNNING_ATTEMPT = f"""
+from django.utils import timezone
+from apps.accounts.models import User
+from apps.exercises.models import Attempt, Exercise
+from apps.learning import live
+from django.core.cache import cache
+exercise = Exercise.objects.select_related("current_version").get(workbook__slug="transformer-math", number="0.5")
+a = Attempt.objects.create(
+    user=User.objects.get(username="bench"), exercise=exercise, version=exercise.current_version, part="code",
+    status="running", raw={{"code": "def f(): pass"}}, parsed={{}}, verdict="", started_at=timezone.now(),
+    details={{"limits": {{"time_s": 10.0, "memory_mb": 512}}, "tests_total": 6}},
+)
+cache.set(live._key(a.pk), {LIVE_TESTS!r}, timeout=3600)
+print(a.pk)
+"""
 ANSWERS = ["124.3M", "123.5M", "124,320,000", "0.1243 B params", "124.32", "162.9M", "1.2432e8", "84.93M"]
 
 
@@ -102,6 +123,7 @@ def main() -> int:
         "payload jsonb, created_at timestamptz)'); "
         "u = user_create(username='bench', password='bench-pass-123'); print(Token.objects.create(user=u).key)",
     ).split()[-1]  # the shell may print a banner first
+    running = manage(env, "shell", "-c", RUNNING_ATTEMPT).split()[-1]
 
     port = free_port()
     server = subprocess.Popen(
@@ -111,7 +133,12 @@ def main() -> int:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     grade_url = f"{base}/api/v1/workbooks/transformer-math/exercises/0.1/attempts/"
-    targets = {"trivial": f"{base}/bench/trivial/", "insert": f"{base}/bench/insert/", "grade": grade_url}
+    targets = {
+        "trivial": f"{base}/bench/trivial/",
+        "insert": f"{base}/bench/insert/",
+        "grade": grade_url,
+        "poll": f"{base}/api/v1/attempts/{running}/",
+    }
     timings: dict[str, list[float]] = {k: [] for k in targets}
     try:
         with httpx.Client(headers={"Authorization": f"Token {token}"}, timeout=10) as client:
@@ -128,10 +155,13 @@ def main() -> int:
                 for name in order:
                     body = {"answer": ANSWERS[i % len(ANSWERS)]}
                     start = time.perf_counter()
-                    response = client.post(targets[name], json=body)
+                    get = name == "poll"
+                    response = client.get(targets[name]) if get else client.post(targets[name], json=body)
                     elapsed = time.perf_counter() - start
                     if response.status_code not in (200, 201):
                         raise RuntimeError(f"{name}: {response.status_code} {response.text[:300]}")
+                    if name == "poll" and len(response.json()["run"]["tests"]) != len(LIVE_TESTS):
+                        raise RuntimeError(f"poll: not the running attempt's live results: {response.text[:300]}")
                     if i >= args.warmup:
                         timings[name].append(elapsed * 1000)
     finally:
@@ -144,6 +174,8 @@ def main() -> int:
         "grade_vs_trivial_p95": round(stats["grade"]["p95_ms"] / stats["trivial"]["p95_ms"], 2),
         "grade_vs_insert_p50": round(stats["grade"]["p50_ms"] / stats["insert"]["p50_ms"], 2),
         "grade_vs_insert_p95": round(stats["grade"]["p95_ms"] / stats["insert"]["p95_ms"], 2),
+        "poll_vs_trivial_p50": round(stats["poll"]["p50_ms"] / stats["trivial"]["p50_ms"], 2),
+        "poll_vs_trivial_p95": round(stats["poll"]["p95_ms"] / stats["trivial"]["p95_ms"], 2),
     }
     report = {"rounds": args.rounds, "stats": stats, "ratios": ratios}
     out = ROOT / "bench" / "results"
