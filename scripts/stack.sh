@@ -19,6 +19,8 @@
 #   MLSYS_PORT            default 8000: web on http://127.0.0.1:MLSYS_PORT/
 #   DOCKER_GID            detected: the group of /var/run/docker.sock (the sandbox worker needs it)
 #   BASE_IMAGE, SANDBOX_IMAGE  as built by deploy/build-images.sh
+#   SANDBOX_RUNTIME, SANDBOX_POOL_SIZE  only when set in the environment (runsc: gVisor, which
+#                         scripts/gvisor.sh registers; 0: no pool of pre-started containers)
 #   DJANGO_SECRET_KEY, POSTGRES_PASSWORD  generated on the first run, unless set in the environment
 #                         (then they are not written to disk)
 # Other settings (EMAIL_HOST, DJANGO_ALLOWED_HOSTS, ...) can be added to the file by hand.
@@ -118,6 +120,10 @@ configure() {
     for key in SANDBOX_IMAGE BASE_IMAGE; do
         if [[ -z "${!key:-}" && -n "$(file_get "$key")" ]]; then export "$key=$(file_get "$key")"; fi
     done
+    # The sandbox's runtime and pool: the environment's are recorded, so that later runs keep them.
+    for key in SANDBOX_RUNTIME SANDBOX_POOL_SIZE; do
+        if [[ -n "${!key:-}" && "$(file_get "$key")" != "${!key}" ]]; then file_set "$key" "${!key}"; fi
+    done
     read -r -a COMPOSE <<<"$COMPOSE_BIN"
     COMPOSE+=(--env-file "$ENV_FILE")
 }
@@ -145,6 +151,12 @@ build() {
 }
 
 start() {
+    local runtime
+    runtime=${SANDBOX_RUNTIME:-$(file_get SANDBOX_RUNTIME)}
+    if [[ -n "$runtime" && "$runtime" != runc ]]; then
+        docker info --format '{{json .Runtimes}}' | grep -q "\"$runtime\"" ||
+            die "SANDBOX_RUNTIME=$runtime is not a runtime of this Docker Engine: register gVisor first (sudo scripts/gvisor.sh), or take SANDBOX_RUNTIME out of $ENV_FILE"
+    fi
     log "starting project $COMPOSE_PROJECT_NAME on 127.0.0.1:$MLSYS_PORT"
     "${COMPOSE[@]}" up -d --remove-orphans
     wait_healthy
