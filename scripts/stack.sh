@@ -154,8 +154,8 @@ start() {
     local runtime
     runtime=${SANDBOX_RUNTIME:-$(file_get SANDBOX_RUNTIME)}
     if [[ -n "$runtime" && "$runtime" != runc ]]; then
-        docker info --format '{{json .Runtimes}}' | grep -q "\"$runtime\"" ||
-            die "SANDBOX_RUNTIME=$runtime is not a runtime of this Docker Engine: register gVisor first (sudo scripts/gvisor.sh), or take SANDBOX_RUNTIME out of $ENV_FILE"
+        SANDBOX_RUNTIME_NAME=$runtime bash scripts/gvisor.sh --check ||
+            die "SANDBOX_RUNTIME=$runtime does not run the sandbox image on this Docker Engine: register gVisor first (sudo scripts/gvisor.sh), or take SANDBOX_RUNTIME out of $ENV_FILE"
     fi
     log "starting project $COMPOSE_PROJECT_NAME on 127.0.0.1:$MLSYS_PORT"
     "${COMPOSE[@]}" up -d --remove-orphans
