@@ -321,9 +321,16 @@ class DockerRunner:
             except ValueError:
                 deadline = 0.0
             if deadline < now or (owner is not None and labels.get(LABEL_OWNER) == owner):
-                with contextlib.suppress(docker.errors.NotFound):
+                try:
                     self.api.remove_container(c["Id"], force=True, v=True)
-                    removed.append(c["Id"])
+                except docker.errors.NotFound:
+                    continue
+                except docker.errors.APIError as exc:
+                    # Another process (a worker's delayed removal, another reaper) got there
+                    # first: the Engine answers 409 "removal ... already in progress".
+                    if exc.status_code != 409:
+                        raise
+                removed.append(c["Id"])
         return removed
 
     def image_present(self) -> bool:

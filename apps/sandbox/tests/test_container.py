@@ -158,6 +158,43 @@ def test_the_reaper_removes_a_crashed_workers_leftovers(sandbox_image: str) -> N
         client.close()
 
 
+def test_two_reapers_at_once_both_finish(sandbox_image: str) -> None:
+    """Two processes reaping the same leftovers (a worker's start-up reap while another's
+    removal is under way) both finish: the Engine's 409 "removal already in progress" is not a fault."""
+    client = docker.from_env()
+    owner = f"raced-{time.monotonic_ns()}"
+    labels = {LABEL: "1", LABEL_OWNER: owner, "mlsys.sandbox.deadline": str(int(time.time()) + 3600)}
+    leftovers = [
+        client.containers.run(sandbox_image, ["sleep", "600"], detach=True, labels=labels, network_mode="none")
+        for _ in range(6)
+    ]
+    try:
+        start = threading.Barrier(2)
+        outcomes: list[object] = []
+
+        def reap() -> None:
+            start.wait()
+            try:
+                outcomes.append(DockerRunner(sandbox_image).reap(owner=owner))
+            except Exception as exc:  # noqa: BLE001 - the assertion below names it
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=reap) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert all(isinstance(o, list) for o in outcomes) and len(outcomes) == 2, outcomes
+        claimed = {cid for o in outcomes if isinstance(o, list) for cid in o}
+        assert {c.id for c in leftovers} <= claimed
+        assert not client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"}, ignore_removed=True)
+    finally:
+        for c in leftovers:
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                c.remove(force=True)
+        client.close()
+
+
 def test_the_container_kills_itself_if_nobody_does(sandbox_image: str) -> None:
     """The in-container `timeout -s KILL`: a run whose worker vanished still ends."""
     client = docker.from_env()
