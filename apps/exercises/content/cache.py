@@ -24,6 +24,7 @@ from apps.core.redis import full_key, shared_client
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
 from apps.exercises.content.schema import ExerciseSpec
+from apps.exercises.content.variants import Variant
 
 logger = logging.getLogger(__name__)
 MAX_ENTRIES = 4096
@@ -49,8 +50,8 @@ class Rendered:
     steps_html: dict[str, str]
 
 
-class _LRU(OrderedDict[tuple[Any, str], Any]):
-    def get_or_make(self, key: tuple[Any, str], make: Any) -> Any:
+class _LRU(OrderedDict[tuple[Any, ...], Any]):
+    def get_or_make(self, key: tuple[Any, ...], make: Any) -> Any:
         if key in self:
             self.move_to_end(key)
             return self[key]
@@ -64,15 +65,21 @@ _resolved = _LRU()
 _rendered = _LRU()
 
 
-def resolved(version: VersionLike) -> ResolvedExercise:
+def _numbers(variant: Variant | None) -> tuple[Any, ...]:
+    return (variant.values, variant.labels) if variant is not None and not variant.is_seed else ()
+
+
+def resolved(version: VersionLike, variant: Variant | None = None) -> ResolvedExercise:
+    """The version evaluated with ``variant``'s numbers (None or round 0: the seed's)."""
+    key = (version.pk, version.content_hash, _numbers(variant))
     return _resolved.get_or_make(  # type: ignore[no-any-return]
-        (version.pk, version.content_hash), lambda: resolve(ExerciseSpec.model_validate(version.spec))
+        key, lambda: resolve(ExerciseSpec.model_validate(version.spec), variant)
     )
 
 
-def rendered(version: VersionLike) -> Rendered:
+def rendered(version: VersionLike, variant: Variant | None = None) -> Rendered:
     def make() -> Rendered:
-        r = resolved(version)
+        r = resolved(version, variant)
         spec, scope = r.spec, r.scope
         return Rendered(
             prompt_html=render(spec.prompt, scope),
@@ -83,7 +90,8 @@ def rendered(version: VersionLike) -> Rendered:
             steps_html={s.id: render(s.text, scope) for s in spec.steps or []},
         )
 
-    return _rendered.get_or_make((version.pk, version.content_hash), make)  # type: ignore[no-any-return]
+    key = (version.pk, version.content_hash, _numbers(variant))
+    return _rendered.get_or_make(key, make)  # type: ignore[no-any-return]
 
 
 # ---- content generation --------------------------------------------------------------------

@@ -20,6 +20,7 @@ from apps.exercises.content.resolve import ContentError, ResolvedExercise, resol
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.content.secrecy import chapter_leaks, exercise_leaks
 from apps.exercises.content.texts import leftovers, slots
+from apps.exercises.content.variants import Variant, samples
 from apps.exercises.grading.formula import FormulaError, names, scope_of
 from apps.exercises.jobs import code_cases, code_job, limits_for, probe_problems
 from apps.sandbox.runner import Runner, SandboxUnavailable
@@ -48,21 +49,69 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
         resolved = resolve(spec)
     except ContentError as exc:
         return [*problems, str(exc)]
+    problems += _check_resolved(spec, resolved)
+    problems += _check_givens_shown(spec)
+    problems += exercise_leaks(resolved)
+    if spec.vary is not None and not problems:
+        problems += check_variants(spec)
+    if spec.code is not None and runner is not None:
+        buggy = fmt.buggy_code or spec.kind == ExerciseKind.DEBUG
+        problems += check_code(spec.code, runner=runner, buggy=buggy)
+    return problems
+
+
+def _check_resolved(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
+    """The checks that depend on the numbers: run on the seed's and on every sampled variant."""
+    problems: list[str] = []
     for where, text in texts(resolved):
         problems += [f"{where}: template syntax left unrendered: {bit!r}" for bit in leftovers(text)]
         problems += [
             f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)"
             for m in unrendered_math(markdown_html(text))
         ]
-    problems += _check_givens_shown(spec)
-    problems += exercise_leaks(resolved)
-    problems += fmt.check(spec, resolved)
+    problems += formats.get(spec.format).check(resolved.spec, resolved)
     if spec.plot is not None:
-        problems += _check_plot(spec, resolved)
-    if spec.code is not None and runner is not None:
-        buggy = fmt.buggy_code or spec.kind == ExerciseKind.DEBUG
-        problems += check_code(spec.code, runner=runner, buggy=buggy)
+        problems += _check_plot(resolved.spec, resolved)
     return problems
+
+
+# Variants sampled per varying exercise; every check that depends on the numbers runs on each.
+VARIANT_SAMPLES = 64
+
+
+def check_variants(spec: ExerciseSpec, n: int = VARIANT_SAMPLES) -> list[str]:
+    """Every sampled variant is as sound as the seed's numbers; the first failing one is reported
+    with its givens, so the author can add a ``require`` that excludes it."""
+    answers: set[str] = set()
+    for i, variant in enumerate(samples(spec, chapter=0, n=n)):
+        if not variant.drawn:
+            return [f"vary: no draw of sample {i} met `require` in the tries allowed; widen the ranges"]
+        try:
+            resolved = resolve(spec, variant)
+        except ContentError as exc:
+            return [f"variant {_givens(variant)}: {exc}"]
+        problems = _check_resolved(spec, resolved)
+        if problems:
+            return [f"variant {_givens(variant)}: {p}" for p in problems]
+        answers.add(repr(_answers(resolved)))
+    if len(answers) < 2:
+        return [f"vary: all {n} sampled variants have the same answer; vary a given the answer depends on"]
+    return []
+
+
+def _givens(variant: Variant) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in variant.values)
+
+
+def _answers(resolved: ResolvedExercise) -> object:
+    """What a learner's answer is checked against, comparable across variants."""
+    return (
+        resolved.numeric.value if resolved.numeric else None,
+        sorted((k, t.value) for k, t in resolved.cells.items()),
+        sorted((k, getattr(t, "value", getattr(t, "text", None))) for k, t in resolved.parts.items()),
+        [o.correct for o in resolved.spec.options or []],
+        [o.text for o in resolved.spec.options or []],
+    )
 
 
 def _check_givens_shown(spec: ExerciseSpec) -> list[str]:

@@ -5,6 +5,7 @@ Layout::
     <slug>/workbook.yaml            slug, title, summary, prerequisites, position, source
     <slug>/chapters/NN-name.yaml    one chapter: number, title, intro, exercises
     <slug>/skills.yaml              optional: the skills checklist and its review protocol
+    <slug>/presets.yaml             optional: shared tables (model shapes, hardware) variants draw from
     <slug>/code/<dir>/starter.py    code exercises: what the learner starts from
                      solution.py    the reference solution
                      tests.py       CASES = [...], a literal list (read with ast, never executed)
@@ -117,6 +118,50 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
     code["cases"] = cases
 
 
+def read_presets(workbook_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """``presets.yaml``: the workbook's shared tables (model shapes, hardware), each row a set of
+    figures written once: ``{table: {source: ..., rows: {key: {name: ..., field: number}}}}``."""
+    path = workbook_dir / "presets.yaml"
+    if not path.is_file():
+        return {}
+    data = _yaml(path)
+    tables: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, table in data.items():
+        rows = table.get("rows") if isinstance(table, dict) else None
+        if not isinstance(rows, dict) or not rows or not str(table.get("source", "")).strip():
+            raise LoadError(f"{path}: table {name!r} needs a `source` and at least one row under `rows`")
+        for key, row in rows.items():
+            if not isinstance(row, dict) or not all(isinstance(v, (int, float, str)) for v in row.values()):
+                raise LoadError(f"{path}: {name}.{key} must map fields to numbers (and `name` to text)")
+        tables[str(name)] = {str(k): dict(v) for k, v in rows.items()}
+    return tables
+
+
+def _inline_presets(raw: dict[str, Any], tables: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Copy the rows an exercise's presets draw from into its spec, and take the givens the seed
+    row sets from the table unless the exercise states them."""
+    vary = raw.get("vary")
+    if not isinstance(vary, dict):
+        return
+    givens = raw.setdefault("givens", {})
+    for use in vary.get("presets") or []:
+        if not isinstance(use, dict):
+            continue
+        table = tables.get(str(use.get("table")))
+        if table is None:
+            raise LoadError(f"exercise {raw.get('number')}: no preset table {use.get('table')!r} in presets.yaml")
+        keys = use.get("pick") or list(table)
+        missing = [k for k in [*keys, use.get("seed")] if k not in table]
+        if missing:
+            raise LoadError(f"exercise {raw.get('number')}: preset table {use['table']!r} has no rows {missing}")
+        use["rows"] = {k: table[k] for k in dict.fromkeys([*keys, use["seed"]])}
+        for given, field in (use.get("set") or {}).items():
+            for key in use["rows"]:
+                if field not in table[key]:
+                    raise LoadError(f"exercise {raw.get('number')}: preset row {key!r} has no field {field!r}")
+            givens.setdefault(given, table[use["seed"]][field])
+
+
 def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_glob: str = "*") -> WorkbookSpec:
     """Read and validate one workbook folder. Raises LoadError with every problem found.
 
@@ -126,12 +171,14 @@ def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_
     meta = _yaml(meta_path)
     chapters: list[ChapterSpec] = []
     problems: list[str] = []
+    presets = read_presets(workbook_dir)
     for path in sorted((workbook_dir / "chapters").glob(f"{chapter_glob}.yaml")):
         raw = _yaml(path)
         try:
             for ex in raw.get("exercises") or []:
                 if isinstance(ex, dict):
                     _inline_code(ex, workbook_dir, compute_expected=compute_expected)
+                    _inline_presets(ex, presets)
             chapters.append(ChapterSpec.model_validate(raw))
         except ValidationError as exc:
             problems.append(_format_validation(path, exc))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
 from apps.exercises.content.texts import TextError, render_spec
+from apps.exercises.content.variants import Variant, fill_labels, seed_labels
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
 from apps.exercises.grading.numeric import Candidate, NumericTarget, is_convention_ratio
 from apps.exercises.grading.symbolic import ExpressionError, SymbolicMistake, SymbolicTarget, parse_content
@@ -59,8 +60,13 @@ def grading_hash(spec: ExerciseSpec, *, legacy: bool = False) -> str:
     """
     exclude = {"id", "title", "prompt", "explanation", "hints", "difficulty"} | (set() if legacy else {"number"})
     data = spec.model_dump(mode="json", exclude=exclude)
+    if data.get("vary") is None:
+        data.pop("vary", None)  # exercises that do not vary keep the hash they had before variants
     if data.get("options"):
-        data["options"] = [{"correct": o["correct"], "text": o["text"]} for o in data["options"]]
+        data["options"] = [
+            {"correct": o["correct"], "text": o["text"], **({"correct_if": o["correct_if"]} if o.get("correct_if") else {})}
+            for o in data["options"]
+        ]
     if data.get("code"):
         data["code"].pop("wrong", None)  # authors' catalogue of wrong solutions decides no verdict
     blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -139,12 +145,25 @@ def symbolic_target(answer: SymbolicAnswer, scope: dict[str, Number], where: str
     )
 
 
-def resolve(spec: ExerciseSpec) -> ResolvedExercise:
-    """Evaluate a spec. Raises ContentError naming the failing field.
+def with_variant(spec: ExerciseSpec, variant: Variant | None) -> ExerciseSpec:
+    """The spec with a variant's givens, and its preset rows' names in the prose."""
+    labels = dict(variant.labels) if variant is not None else seed_labels(spec)
+    if (variant is None or variant.is_seed) and not labels:
+        return spec
+    data = spec.model_dump(mode="json")
+    if variant is not None:
+        data["givens"] = variant.givens(spec)
+    return ExerciseSpec.model_validate(fill_labels(data, labels))
+
+
+def resolve(spec: ExerciseSpec, variant: Variant | None = None) -> ResolvedExercise:
+    """Evaluate a spec, with ``variant``'s numbers (default: the seed's). Raises ContentError
+    naming the failing field.
 
     The prose is rendered first (a numeric exercise's prose may name ``answer``), and the targets
     are built from the rendered spec, so feedback is substituted in one place only.
     """
+    spec = with_variant(spec, variant)
     try:
         scope = scope_of(spec.givens, spec.derived)
     except FormulaError as exc:
@@ -152,9 +171,15 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
     numeric_answer = spec.answer  # only the formats that take a number with a unit have one
     if numeric_answer is not None:
         scope = {**scope, "answer": _eval(numeric_answer.value, scope, "answer.value")}
+    data = spec.model_dump(mode="json")
+    for i, option in enumerate(data.get("options") or []):
+        if option.get("correct_if") is not None:
+            option["correct"] = bool(_eval(option.pop("correct_if"), scope, f"options[{i}].correct_if"))
     try:
-        spec = ExerciseSpec.model_validate(render_spec(spec.model_dump(mode="json"), scope))
+        spec = ExerciseSpec.model_validate(render_spec(data, scope))
     except TextError as exc:
+        raise ContentError(str(exc)) from None
+    except ValueError as exc:  # pydantic's ValidationError: e.g. computed options with no correct one
         raise ContentError(str(exc)) from None
     numeric = None
     cells: dict[str, NumericTarget] = {}
@@ -177,4 +202,11 @@ def resolve(spec: ExerciseSpec) -> ResolvedExercise:
             parts[part.key], part_values[part.key] = numeric_target(part.answer, scope, f"parts[{part.key}]")
         elif part.expression is not None:
             parts[part.key] = symbolic_target(part.expression, scope, f"parts[{part.key}].expression")
-    return ResolvedExercise(spec=spec, scope=scope, numeric=numeric, cells=cells, parts=parts, part_values=part_values)
+    return ResolvedExercise(
+        spec=spec,
+        scope=scope,
+        numeric=numeric,
+        cells=cells,
+        parts=parts,
+        part_values=part_values,
+    )

@@ -156,6 +156,11 @@ class PlotSpec(Strict):
 class ChoiceOption(Strict):
     text: str
     correct: bool = False
+    correct_if: str | None = Field(
+        default=None,
+        description="a formula over the givens: the option is correct where it is non-zero (a claim whose truth "
+        "depends on the numbers); replaces `correct`",
+    )
     feedback: str = Field(description="why this option is right or wrong")
 
 
@@ -252,6 +257,68 @@ class CodeSpec(Strict):
         return v
 
 
+class VaryRule(Strict):
+    """How one given varies between rounds: one of a list of values, or a range with a step."""
+
+    values: list[Scalar] | None = None
+    range: tuple[Scalar, Scalar] | None = None
+    step: Scalar | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Self:
+        if (self.values is None) == (self.range is None):
+            raise ValueError("a varying given takes either `values` or `range` (with `step`)")
+        if self.values is not None and len(self.values) < 2:
+            raise ValueError("`values` needs at least two values")
+        if self.range is not None:
+            lo, hi = self.range
+            if self.step is None or self.step <= 0 or hi <= lo:
+                raise ValueError("`range: [lo, hi]` needs lo < hi and a positive `step`")
+            if (hi - lo) / self.step > 100_000:
+                raise ValueError("`range` with this `step` has over 100,000 values")
+        elif self.step is not None:
+            raise ValueError("`step` goes with `range`")
+        return self
+
+    def choices(self) -> list[Scalar]:
+        if self.values is not None:
+            return list(self.values)
+        assert self.range is not None and self.step is not None
+        lo, hi = self.range
+        n = int((hi - lo) / self.step + 1e-9) + 1
+        out: list[Scalar] = []
+        for i in range(n):
+            v = lo + i * self.step
+            out.append(int(v) if isinstance(lo, int) and isinstance(self.step, int) else round(v, 12))
+        return out
+
+
+class PresetUse(Strict):
+    """Several givens set at once from a row of the workbook's shared table (``presets.yaml``):
+    a model shape, a hardware profile."""
+
+    table: str = Field(description="a table in the workbook's presets.yaml")
+    set: dict[str, str] = Field(description="given name: the table's field it takes")
+    seed: str = Field(description="the row the seed's numbers (round 0) use")
+    pick: list[str] | None = Field(default=None, description="rows to draw from; default: every row")
+    label: str | None = Field(default=None, description="a name that `{{label}}` in prose shows as the row's name")
+    # Filled by the loader from presets.yaml (authors do not write it): row key -> its fields.
+    rows: dict[str, dict[str, Scalar | str]] = {}
+
+    def keys(self) -> list[str]:
+        return list(self.pick) if self.pick is not None else list(self.rows)
+
+
+class VarySpec(Strict):
+    """Per-learner numbers: which givens vary, and what a variant must satisfy."""
+
+    givens: dict[str, VaryRule] = {}
+    presets: list[PresetUse] = []
+    require: list[str] = Field(
+        default=[], description="formulas over givens and derived values; a variant where one is 0 is not used"
+    )
+
+
 class ExerciseSpec(Strict):
     number: str = Field(description="display only: where it stands in the chapter (renumbering is safe)")
     id: str = Field(
@@ -282,6 +349,8 @@ class ExerciseSpec(Strict):
     buggy_lines: list[int] | None = None
     parts: list[PartSpec] | None = None
     plot: PlotSpec | None = None
+    # Per-learner numbers (None: every learner sees the seed's numbers).
+    vary: VarySpec | None = None
 
     @field_validator("number")
     @classmethod
@@ -322,7 +391,9 @@ class ExerciseSpec(Strict):
             n_correct = sum(o.correct for o in self.options)
             if len(self.options) < 2:
                 raise ValueError("a choice needs at least two options")
-            if n_correct == 0 or (not self.multiple and n_correct != 1):
+            if any(o.correct_if is not None for o in self.options):
+                pass  # computed: counted once the variant's numbers decide it (resolve)
+            elif n_correct == 0 or (not self.multiple and n_correct != 1):
                 raise ValueError("a single choice needs exactly one correct option; a multiple choice at least one")
         if self.steps is not None:
             ids = [s.id for s in self.steps]
@@ -353,6 +424,19 @@ class ExerciseSpec(Strict):
             raise ValueError("an explanation (the derivation shown after solving) is required")
         if self.buggy_lines is not None and not self.buggy_lines:
             raise ValueError("buggy_lines must name at least one line")
+        if self.vary is not None:
+            varied = list(self.vary.givens) + [g for p in self.vary.presets for g in p.set]
+            unknown = sorted(set(varied) - set(self.givens))
+            if unknown:
+                raise ValueError(f"vary names givens the exercise does not have: {unknown}")
+            if len(set(varied)) != len(varied):
+                raise ValueError("vary sets a given twice")
+            labels = [p.label for p in self.vary.presets if p.label]
+            clash = sorted(set(labels) & (set(self.givens) | set(self.derived)))
+            if clash:
+                raise ValueError(f"preset labels clash with givens/derived: {clash}")
+            if not varied:
+                raise ValueError("vary names no given")
         return self
 
 
