@@ -99,9 +99,9 @@ def learner_state(user: User, exercises: dict[str, Exercise], plan: list[tuple[s
                 break
         if exercise.format != AnswerFormat.CODE:
             for _ in range(wrong):
-                learning_services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise, user))
             if end == "solve":
-                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise, user))
         if end == "reveal":
             learning_services.exercise_reveal(user=user, exercise=exercise)
 

@@ -176,6 +176,9 @@ class Attempt(models.Model):
         help_text="Counts as an attempt. A multi-part answer with parts left empty and every answered part "
         "right does not: leaving parts for later costs nothing.",
     )
+    round = models.PositiveIntegerField(
+        default=0, db_default=0, help_text="The round of numbers it answered (a varying exercise); 0: the seed's."
+    )
     feedback = models.TextField(blank=True)
     details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -14,6 +14,7 @@ from typing import Any
 from apps.exercises import formats, roofline, selectors
 from apps.exercises.content import cache
 from apps.exercises.content.schema import ExerciseSpec
+from apps.exercises.content.variants import Variant
 from apps.exercises.formats.base import learner_order, map_ids
 from apps.exercises.formats.choice import option_ids
 from apps.exercises.formats.order import step_ids
@@ -39,11 +40,11 @@ __all__ = [
 ]
 
 
-def widget(version: ExerciseVersion, user_id: int) -> dict[str, Any]:
-    """The answer widget's data for ``user_id``: no answers in it, ever."""
-    r = cache.resolved(version)
+def widget(version: ExerciseVersion, user_id: int, variant: Variant | None = None) -> dict[str, Any]:
+    """The answer widget's data for ``user_id`` (on ``variant``'s numbers): no answers in it, ever."""
+    r = cache.resolved(version, variant)
     fmt = formats.get(r.spec.format)
-    return {"format": r.spec.format, **fmt.widget(version, r, cache.rendered(version), user_id)}
+    return {"format": r.spec.format, **fmt.widget(version, r, cache.rendered(version, variant), user_id)}
 
 
 def field_labels(spec: ExerciseSpec) -> dict[str, str]:
@@ -51,26 +52,30 @@ def field_labels(spec: ExerciseSpec) -> dict[str, str]:
     return formats.get(spec.format).field_labels(spec)
 
 
-def hints(version: ExerciseVersion, used: int) -> dict[str, Any]:
-    html = cache.rendered(version)
+def hints(version: ExerciseVersion, used: int, variant: Variant | None = None) -> dict[str, Any]:
+    html = cache.rendered(version, variant)
     return {"total": len(html.hints_html), "shown": html.hints_html[:used]}
 
 
-def solution(version: ExerciseVersion, *, answer_visible: bool) -> dict[str, Any] | None:
+def solution(
+    version: ExerciseVersion, *, answer_visible: bool, variant: Variant | None = None
+) -> dict[str, Any] | None:
     """Answers and derivation — only once the learner solved or revealed the exercise."""
     if not answer_visible:
         return None
-    r = cache.resolved(version)
+    r = cache.resolved(version, variant)
     spec = r.spec
-    html = cache.rendered(version)
+    html = cache.rendered(version, variant)
     out: dict[str, Any] = {"format": spec.format, "explanation_html": html.explanation_html}
     out.update(formats.get(spec.format).solution(version, r, html))
     return out
 
 
-def plot(version: ExerciseVersion, user_id: int, *, answer_visible: bool) -> dict[str, Any] | None:
+def plot(
+    version: ExerciseVersion, user_id: int, *, answer_visible: bool, variant: Variant | None = None
+) -> dict[str, Any] | None:
     """The roofline with the learner's own values on it — only once the answer is visible."""
-    r = cache.resolved(version)
+    r = cache.resolved(version, variant)
     spec = r.spec
     if spec.plot is None or not answer_visible:
         return None

@@ -19,6 +19,7 @@ from apps.exercises import formats
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, SkillsSpec, WorkbookSpec
+from apps.exercises.content.variants import Variant
 from apps.exercises.grading import numeric
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
 from apps.exercises.models import Chapter, Exercise, ExerciseVersion, Skill, Workbook
@@ -248,9 +249,12 @@ def _invalid(exc: InvalidAnswer) -> UngradableAnswer:
     return UngradableAnswer(exc.message, code=exc.code, details=details)
 
 
-def grade_payload(*, version: ExerciseVersion, user_id: int, payload: dict[str, Any]) -> GradeResult:
-    """Grade a learner's payload against a version. Raises UngradableAnswer; writes nothing."""
-    r = cache.resolved(version)
+def grade_payload(
+    *, version: ExerciseVersion, user_id: int, payload: dict[str, Any], variant: Variant | None = None
+) -> GradeResult:
+    """Grade a learner's payload against a version, on ``variant``'s numbers (default: the seed's).
+    Raises UngradableAnswer; writes nothing."""
+    r = cache.resolved(version, variant)
     try:
         result = formats.get(r.spec.format).grade(version, r, payload)
     except InvalidAnswer as exc:
@@ -267,6 +271,7 @@ def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -
     part or table cell; a numeric exercise has none.
     """
     version = exercise.current_version
+    # Every variant reads a number the same way (units do not vary): the seed's targets serve all.
     r = cache.resolved(version) if version else None
     targets = formats.get(r.spec.format).preview_targets(r) if r is not None else {}
     if not targets:

@@ -21,7 +21,7 @@ from apps.exercises.models import Exercise
 from apps.exercises.serializers import AttemptRequest, PreviewIn, PreviewOut, WorkbookExportOut
 from apps.learning import selectors as learning_selectors
 from apps.learning import services
-from apps.learning.selectors import AttemptResult, ProgressOnVersion, state_of
+from apps.learning.selectors import AttemptResult, state_of
 from apps.learning.serializers import (
     AttemptOut,
     AttemptResultOut,
@@ -156,7 +156,8 @@ class ExerciseAttemptsApi(APIView):
             # Queued for the sandbox; a worker may have claimed it already: read back what is known now.
             attempt = selectors.attempt_get(user=user, attempt_id=attempt.pk)
             progress = progress_selectors.progress_get(user=user, exercise=exercise)
-        data = represent(AttemptResultOut, AttemptResult(attempt, state_of(progress)))
+        result = AttemptResult(attempt, state_of(progress), learning_selectors.attempt_variant(attempt))
+        data = represent(AttemptResultOut, result)
         code = status.HTTP_202_ACCEPTED if outcome.pending else status.HTTP_201_CREATED
         return Response(data, status=code, headers={"Location": data["url"]})
 
@@ -195,8 +196,7 @@ class ExerciseRevealApi(APIView):
     def post(self, request: Request, slug: str, number: str) -> Response:
         exercise = _exercise(slug, number)
         progress = services.exercise_reveal(user=request_user(request), exercise=exercise)
-        assert exercise.current_version is not None
-        return Response(represent(RevealOut, ProgressOnVersion(exercise.current_version, progress)))
+        return Response(represent(RevealOut, learning_selectors.progress_on_version(exercise, progress)))
 
 
 class ExerciseHintApi(APIView):
@@ -214,8 +214,29 @@ class ExerciseHintApi(APIView):
     def post(self, request: Request, slug: str, number: str) -> Response:
         exercise = _exercise(slug, number)
         progress = services.hint_reveal_next(user=request_user(request), exercise=exercise)
-        assert exercise.current_version is not None
-        return Response(represent(HintRevealOut, ProgressOnVersion(exercise.current_version, progress)))
+        return Response(represent(HintRevealOut, learning_selectors.progress_on_version(exercise, progress)))
+
+
+class ExerciseNewNumbersApi(APIView):
+    @extend_schema(
+        operation_id="exercise_new_numbers",
+        request=None,
+        description=(
+            "After solving or revealing a varying exercise: the same question on the next round of numbers. "
+            "It starts over (answer hidden again); solving it earns no points but counts toward mastery."
+        ),
+        responses={
+            200: ExerciseDetailOut,
+            401: ERRORS[401],
+            404: ERRORS[404],
+            409: OpenApiResponse(ErrorOut, description="Fixed numbers, or not yet solved or revealed."),
+        },
+    )
+    def post(self, request: Request, slug: str, number: str) -> Response:
+        user, exercise = request_user(request), _exercise(slug, number)
+        services.exercise_new_numbers(user=user, exercise=exercise)
+        page = learning_selectors.exercise_page(user=user, exercise=exercise)
+        return Response(represent(ExerciseDetailOut, page))
 
 
 # ---- attempts -----------------------------------------------------------------------------------

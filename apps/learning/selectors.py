@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from apps.accounts.models import User
 from apps.exercises import selectors as exercise_selectors
+from apps.exercises.content import cache, variants
+from apps.exercises.content.variants import Variant
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress import selectors as progress_selectors
@@ -55,6 +57,7 @@ class ExercisePage(ExerciseRow):
     previous: str | None
     next: str | None
     user_id: int
+    variant: Variant = variants.SEED
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,7 @@ class AttemptResult:
 
     attempt: Attempt
     progress: ExerciseProgress
+    variant: Variant = variants.SEED
 
     @property
     def solved(self) -> bool:
@@ -75,6 +79,35 @@ class ProgressOnVersion:
 
     version: ExerciseVersion
     progress: ExerciseProgress
+    variant: Variant = variants.SEED
+
+
+def learner_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersion, round: int) -> Variant:  # noqa: A002
+    """The numbers ``user_id`` sees on round ``round`` of their progress (1 at first)."""
+    spec = cache.resolved(version).spec
+    if spec.vary is None:
+        return variants.SEED
+    seed, offset = progress_selectors.numbers_seed(user_id=user_id, workbook_id=exercise.workbook_id)
+    return variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
+
+
+def progress_on_version(exercise: Exercise, progress: ExerciseProgress) -> ProgressOnVersion:
+    version = exercise.current_version
+    assert version is not None
+    variant = learner_variant(user_id=progress.user_id, exercise=exercise, version=version, round=progress.round)
+    return ProgressOnVersion(version, progress, variant)
+
+
+def attempt_variant(attempt: Attempt) -> Variant:
+    """The numbers an attempt answered, as recorded with it (its learner may have moved on)."""
+    recorded = (attempt.details or {}).get("variant")
+    if not recorded:
+        return variants.SEED
+    return Variant(
+        round=int(recorded.get("round", 0)),
+        values=tuple(sorted((str(k), v) for k, v in recorded.get("givens", {}).items())),
+        labels=tuple(sorted((str(k), str(v)) for k, v in recorded.get("labels", {}).items())),
+    )
 
 
 def workbook_rows(*, user: User | None) -> list[WorkbookRow]:
@@ -102,6 +135,7 @@ def chapter_page(*, user: User | None, workbook: Workbook, chapter: Chapter) -> 
 def exercise_page(*, user: User, exercise: Exercise) -> ExercisePage:
     version = exercise.current_version
     assert version is not None
-    progress = progress_selectors.progress_get(user=user, exercise=exercise)
+    progress = state_of(progress_selectors.progress_get(user=user, exercise=exercise))
     previous, following = exercise_selectors.neighbours(exercise=exercise)
-    return ExercisePage(exercise, state_of(progress), version, previous, following, user.pk)
+    variant = learner_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
+    return ExercisePage(exercise, progress, version, previous, following, user.pk, variant)

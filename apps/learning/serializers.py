@@ -158,6 +158,21 @@ class PlotOut(serializers.Serializer[Any]):
 _plot = PlotOut()
 
 
+class NumbersOut(serializers.Serializer[Any]):
+    # Reads an ExercisePage.
+    varies = serializers.SerializerMethodField(help_text="The numbers differ per learner and round.")
+    round = serializers.IntegerField(source="variant.round", help_text="0: the seed's numbers.")
+    new_numbers_allowed = serializers.SerializerMethodField(
+        help_text="`POST …/new-numbers/` gives the next round (after solving or revealing)."
+    )
+
+    def get_varies(self, page: ExercisePage) -> bool:
+        return cache.resolved(page.version).spec.vary is not None
+
+    def get_new_numbers_allowed(self, page: ExercisePage) -> bool:
+        return self.get_varies(page) and page.progress.answer_visible
+
+
 class ExerciseDetailOut(ExerciseSummaryOut):
     workbook = serializers.CharField(source="exercise.workbook.slug")
     chapter_info = ChapterRefOut(source="exercise.chapter")
@@ -167,28 +182,31 @@ class ExerciseDetailOut(ExerciseSummaryOut):
     hints = ComputedField()
     solution = serializers.SerializerMethodField()
     plot = ComputedField(allow_null=True, help_text="A roofline with your values, once solved or revealed.")
+    numbers = NumbersOut(source="*", help_text="Whose numbers these are (varying exercises).")
     previous = serializers.CharField(allow_null=True)
     next = serializers.CharField(allow_null=True)
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_prompt_html(self, page: ExercisePage) -> str:
-        return cache.rendered(page.version).prompt_html
+        return cache.rendered(page.version, page.variant).prompt_html
 
     @extend_schema_field(Widget)
     def get_widget(self, page: ExercisePage) -> dict[str, Any]:
-        return presentation.widget(page.version, page.user_id)
+        return presentation.widget(page.version, page.user_id, page.variant)
 
     @extend_schema_field(HintsOut)
     def get_hints(self, page: ExercisePage) -> dict[str, Any]:
-        return dict(_hints.to_representation(presentation.hints(page.version, page.progress.hints_used)))
+        return dict(_hints.to_representation(presentation.hints(page.version, page.progress.hints_used, page.variant)))
 
     @extend_schema_field(OptionalSolution)
     def get_solution(self, page: ExercisePage) -> dict[str, Any] | None:
-        return presentation.solution(page.version, answer_visible=page.progress.answer_visible)
+        return presentation.solution(page.version, answer_visible=page.progress.answer_visible, variant=page.variant)
 
     @extend_schema_field(PlotOut)
     def get_plot(self, page: ExercisePage) -> dict[str, Any] | None:
-        plot = presentation.plot(page.version, page.user_id, answer_visible=page.progress.answer_visible)
+        plot = presentation.plot(
+            page.version, page.user_id, answer_visible=page.progress.answer_visible, variant=page.variant
+        )
         return None if plot is None else dict(_plot.to_representation(plot))
 
 
@@ -331,7 +349,9 @@ class AttemptResultOut(AttemptOut):
 
     @extend_schema_field(AttemptSolution)
     def get_solution(self, result: AttemptResult) -> dict[str, Any] | None:
-        return presentation.solution(result.attempt.version, answer_visible=True) if result.solved else None
+        if not result.solved:
+            return None
+        return presentation.solution(result.attempt.version, answer_visible=True, variant=result.variant)
 
 
 class RevealOut(serializers.Serializer[Any]):
@@ -341,7 +361,7 @@ class RevealOut(serializers.Serializer[Any]):
 
     @extend_schema_field(Solution)
     def get_solution(self, r: ProgressOnVersion) -> dict[str, Any] | None:
-        return presentation.solution(r.version, answer_visible=r.progress.answer_visible)
+        return presentation.solution(r.version, answer_visible=r.progress.answer_visible, variant=r.variant)
 
 
 class HintRevealOut(serializers.Serializer[Any]):
@@ -351,4 +371,4 @@ class HintRevealOut(serializers.Serializer[Any]):
 
     @extend_schema_field(HintsOut)
     def get_hints(self, r: ProgressOnVersion) -> dict[str, Any]:
-        return dict(_hints.to_representation(presentation.hints(r.version, r.progress.hints_used)))
+        return dict(_hints.to_representation(presentation.hints(r.version, r.progress.hints_used, r.variant)))

@@ -45,10 +45,13 @@ from apps.core.exceptions import ApplicationError, ServiceUnavailable
 from apps.exercises import parts
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verdict
-from apps.exercises.content import cache
+from apps.exercises.content import cache, variants
+from apps.exercises.content.variants import Variant
 from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 from apps.learning import live
+from apps.learning import selectors as learning_selectors
+from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors
@@ -413,8 +416,8 @@ class AttemptOutcome:
 
 _ATTEMPT_INSERT = (
     f"INSERT INTO {Attempt._meta.db_table} (user_id, exercise_id, version_id, part, status, raw, parsed, verdict, "
-    "outcome, score, feedback, details, created_at, accepted_with_note, counted) "
-    "SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s, %s, %s"
+    "outcome, score, feedback, details, created_at, accepted_with_note, counted, round) "
+    "SELECT %s, %s, %s, %s, 'graded', %s::jsonb, %s::jsonb, %s, '', %s, %s, %s::jsonb, %s, %s, %s, %s"
 )
 
 
@@ -422,7 +425,7 @@ def _attempt_insert(a: Attempt) -> progress_services.AttemptInsert:
     """A graded attempt's row, for progress to insert in one statement with its upsert (PostgreSQL)."""
     params = [
         a.user_id, a.exercise_id, a.version_id, a.part, json.dumps(a.raw), json.dumps(a.parsed), a.verdict, a.score,
-        a.feedback, json.dumps(a.details), a.created_at, a.accepted_with_note, a.counted,
+        a.feedback, json.dumps(a.details), a.created_at, a.accepted_with_note, a.counted, a.round,
     ]  # fmt: skip
     return progress_services.AttemptInsert(_ATTEMPT_INSERT, params)
 
@@ -441,8 +444,16 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     if part == AttemptPart.CODE:
         queued = code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
         return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
-    result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload)
+    variant = _current_variant(user=user, exercise=exercise, version=version)
+    result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload, variant=variant)
+    details = result.details
+    if not variant.is_seed:  # the numbers it answered, so it can be shown as the learner saw it
+        details = {
+            **details,
+            "variant": {"round": variant.round, "givens": dict(variant.values), "labels": dict(variant.labels)},
+        }
     attempt = Attempt(
+        round=variant.round,
         user=user,
         exercise=exercise,
         version=version,
@@ -454,7 +465,7 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         accepted_with_note=result.noted,
         counted=result.counts,
         feedback=result.feedback,
-        details=result.details,
+        details=details,
         created_at=timezone.now(),
     )
     part_bit, all_parts = parts.bit(spec, part), parts.all_bits(spec)
@@ -475,9 +486,51 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
 
 
+def _current_variant(*, user: User, exercise: Exercise, version: ExerciseVersion) -> Variant:
+    """The numbers the learner is on now (the seed's for an exercise that does not vary)."""
+    if cache.resolved(version).spec.vary is None:
+        return variants.SEED
+    progress = progress_selectors.progress_get(user=user, exercise=exercise)
+    round_ = progress.round if progress is not None else 1
+    return learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
+
+
 # ---------------------------------------------------------------------------------------------
-# Reveal and hints
+# Reveal, hints and new numbers
 # ---------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def exercise_new_numbers(*, user: User, exercise: Exercise) -> ExerciseProgress:
+    """The next round of numbers, for a learner who solved or revealed a varying exercise.
+
+    The exercise starts over on the new numbers (answer hidden, hints and parts cleared) like a
+    reset: points are earned once, so a solve on new numbers earns none, but it counts toward
+    mastery and the day streak again.
+    """
+    version = exercise.current_version
+    if version is None or cache.resolved(version).spec.vary is None:
+        raise ApplicationError(
+            "This exercise has the same numbers for everyone.", code="numbers_fixed", status_code=409
+        )
+    progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if not progress.answer_visible:
+        raise ApplicationError(
+            "Solve this exercise or reveal its answer first; then try it on new numbers.",
+            code="answer_not_visible",
+            status_code=409,
+        )
+    progress.round += 1
+    progress.solved_at = progress.revealed_at = progress.first_solve_attempt = None
+    progress.parts_solved = progress.hints_used = 0
+    progress.solved_with_note = False
+    progress.save(
+        update_fields=[
+            "round", "solved_at", "revealed_at", "first_solve_attempt", "parts_solved", "hints_used", "solved_with_note"
+        ]
+    )  # fmt: skip
+    logger.info("new numbers", extra={"user_id": user.pk, "exercise_id": exercise.pk, "round": progress.round})
+    return progress
 
 
 @transaction.atomic

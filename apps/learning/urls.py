@@ -15,6 +15,7 @@ urlpatterns = [
     path(EXERCISE + "preview/", apis.ExercisePreviewApi.as_view(), name="exercise-preview"),
     path(EXERCISE + "reveal/", apis.ExerciseRevealApi.as_view(), name="exercise-reveal"),
     path(EXERCISE + "hints/", apis.ExerciseHintApi.as_view(), name="exercise-hints"),
+    path(EXERCISE + "new-numbers/", apis.ExerciseNewNumbersApi.as_view(), name="exercise-new-numbers"),
     path("attempts/", apis.AttemptListApi.as_view(), name="attempt-list"),
     path("attempts/<int:attempt_id>/", apis.AttemptDetailApi.as_view(), name="attempt-detail"),
 ]

@@ -111,6 +111,9 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
             if action == "reveal":
                 services.exercise_reveal(user=user, exercise=ex)
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#solution")
+            if action == "new_numbers":
+                services.exercise_new_numbers(user=user, exercise=ex)
+                return redirect(reverse("web:exercise", args=[slug, number]))
             if action == "hint":
                 services.hint_reveal_next(user=user, exercise=ex)
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")

@@ -50,6 +50,12 @@ class ExerciseProgress(models.Model):
     )
     forfeited = models.BooleanField(default=False, help_text="Revealed the answer before ever solving: no points.")
     points = models.PositiveIntegerField(default=0, help_text="Leaderboard points this exercise earned (once).")
+    round = models.PositiveIntegerField(
+        default=1,
+        db_default=1,
+        help_text="Which numbers the learner is on (a varying exercise): 1 at first, one more for each "
+        "\u201ctry new numbers\u201d or spaced review. Round 0 is the seed's numbers.",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "exercise"], name="progress_unique_user_exercise")]
@@ -161,10 +167,22 @@ class ScoreBucket(models.Model):
 
 
 class Cohort(models.Model):
+    class Numbers(models.TextChoices):
+        PER_LEARNER = "per_learner", "Each learner their own numbers"
+        SHARED = "shared", "The same numbers for everyone (the book's first)"
+
     name = models.CharField(max_length=120)
     instructor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="cohorts_taught")
     time_zone = models.CharField(max_length=64, default="UTC", help_text="IANA name; weeks and due dates use it.")
     join_code = models.CharField(max_length=16, unique=True, help_text="Learners join with it (case-insensitive).")
+    numbers = models.CharField(
+        max_length=16,
+        choices=Numbers.choices,
+        default=Numbers.PER_LEARNER,
+        db_default=Numbers.PER_LEARNER,
+        help_text="Varying exercises: each learner their own numbers (no copying), or one set for the whole "
+        "class (for discussing in a lecture): the seed's numbers first, then shared new rounds.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     workbooks = models.ManyToManyField("exercises.Workbook", through="CohortWorkbook", related_name="+")
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="cohorts")

@@ -66,15 +66,15 @@ def learner(site: Site) -> User:
             mp.setattr(timezone, "now", lambda at=at: at)
             exercise = exercises[i]
             if i % 4 == 0:
-                learning_services.attempt_create(user=ada, exercise=exercise, payload=wrong_payload(exercise))
-            learning_services.attempt_create(user=ada, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=ada, exercise=exercise, payload=wrong_payload(exercise, ada))
+            learning_services.attempt_create(user=ada, exercise=exercise, payload=correct_payload(exercise, ada))
         for exercise in exercises[:6]:
-            learning_services.attempt_create(user=grace, exercise=exercise, payload=correct_payload(exercise))
+            learning_services.attempt_create(user=grace, exercise=exercise, payload=correct_payload(exercise, grace))
     for user in (ada, grace):
         progress_services.cohort_join(user=user, code=cohort.join_code)
     # A multi-part answer with its roofline drawn, and a skills checklist with one tick.
     q3 = exercise_get(workbook_slug="roofline", number="q3")
-    learning_services.attempt_create(user=ada, exercise=q3, payload=correct_payload(q3))
+    learning_services.attempt_create(user=ada, exercise=q3, payload=correct_payload(q3, ada))
     book = workbook_get(slug="scaling-book")
     progress_services.skill_mark(
         user=ada, skill=progress_selectors.skill_get(workbook=book, key="matmul_intensity"), action="tick"

@@ -308,7 +308,7 @@ def due_learner(site: Site) -> User:
     )
     assert roofline and all(e.format != AnswerFormat.CODE for e in roofline)
     for exercise in roofline:
-        learning_services.attempt_create(user=dee, exercise=exercise, payload=correct_payload(exercise))
+        learning_services.attempt_create(user=dee, exercise=exercise, payload=correct_payload(exercise, dee))
     return dee
 
 

@@ -64,7 +64,11 @@ def grading_hash(spec: ExerciseSpec, *, legacy: bool = False) -> str:
         data.pop("vary", None)  # exercises that do not vary keep the hash they had before variants
     if data.get("options"):
         data["options"] = [
-            {"correct": o["correct"], "text": o["text"], **({"correct_if": o["correct_if"]} if o.get("correct_if") else {})}
+            {
+                "correct": o["correct"],
+                "text": o["text"],
+                **({"correct_if": o["correct_if"]} if o.get("correct_if") else {}),
+            }
             for o in data["options"]
         ]
     if data.get("code"):

@@ -10,13 +10,30 @@ from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache, secrecy
 from apps.exercises.grading.numeric import NumericTarget, format_in
 from apps.exercises.grading.symbolic import SymbolicTarget
+from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.models import Exercise
 
 
-def correct_payload(exercise: Exercise) -> dict[str, Any]:
+def resolved_for(exercise: Exercise, user: Any = None) -> ResolvedExercise:
+    """The exercise with the numbers ``user`` is on now (the seed's without a user)."""
     version = exercise.current_version
     assert version is not None
-    r = cache.resolved(version)
+    if user is None:
+        return cache.resolved(version)
+    from apps.learning import selectors as learning_selectors
+    from apps.progress import selectors as progress_selectors
+
+    progress = progress_selectors.progress_get(user=user, exercise=exercise)
+    round_ = progress.round if progress is not None else 1
+    variant = learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
+    return cache.resolved(version, variant)
+
+
+def correct_payload(exercise: Exercise, user: Any = None) -> dict[str, Any]:
+    """The right answer for ``user``'s numbers (a varying exercise differs per learner)."""
+    version = exercise.current_version
+    assert version is not None
+    r = resolved_for(exercise, user)
     spec = r.spec
     if spec.format == AnswerFormat.NUMERIC:
         assert r.answer_text is not None
@@ -41,12 +58,12 @@ def _part_text(target: NumericTarget | SymbolicTarget) -> str:
     return target.text if isinstance(target, SymbolicTarget) else target.text()
 
 
-def wrong_payload(exercise: Exercise) -> dict[str, Any]:
+def wrong_payload(exercise: Exercise, user: Any = None) -> dict[str, Any]:
     version = exercise.current_version
     assert version is not None
-    spec = cache.resolved(version).spec
+    r = resolved_for(exercise, user)
+    spec = r.spec
     if spec.format == AnswerFormat.NUMERIC:
-        r = cache.resolved(version)
         assert r.numeric is not None
         return {"answer": format_in(r.numeric.value * 7.3 + r.numeric.input_unit.scale, r.numeric.input_unit)}
     if spec.format == AnswerFormat.CHOICE:
@@ -60,9 +77,9 @@ def wrong_payload(exercise: Exercise) -> dict[str, Any]:
         fine = next(n for n in range(1, 100) if n not in (spec.buggy_lines or []))
         return {"lines": [fine]}
     if spec.format == AnswerFormat.TABLE:
-        return {"cells": dict.fromkeys(cache.resolved(version).cells, "1")}
+        return {"cells": dict.fromkeys(r.cells, "1")}
     if spec.format == AnswerFormat.PARTS:
-        return {"parts": {key: _wrong_part(t) for key, t in cache.resolved(version).parts.items()}}
+        return {"parts": {key: _wrong_part(t) for key, t in r.parts.items()}}
     return {"code": "def nothing():\n    pass\n"}
 
 

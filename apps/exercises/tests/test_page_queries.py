@@ -97,9 +97,9 @@ def work_through(user: User, exercise: Exercise, *, wrong: int = 2, solve: bool 
         learning_services.exercise_reveal(user=user, exercise=exercise)
         return
     for _ in range(wrong):
-        learning_services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise))
+        learning_services.attempt_create(user=user, exercise=exercise, payload=wrong_payload(exercise, user))
     if solve:
-        learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+        learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise, user))
     if exercise.format == AnswerFormat.LINES:  # its second part, the fix, is code
         learning_services.exercise_reveal(user=user, exercise=exercise)
 

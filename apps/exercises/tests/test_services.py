@@ -184,12 +184,12 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     # transaction: a fixed count, whatever the learner's history (the first statement is the
     # guarded one-round-trip path, which declines to record a completing attempt).
     with CaptureQueriesContext(connection) as queries:
-        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex, student))
     statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
     assert len(statements) == 12, statements
     assert statements[0].lstrip().startswith("WITH cur AS") and statements[1].lstrip().startswith("WITH new_attempt")
     # Answering a solved exercise again changes no streak or score: one statement, no transaction.
     with CaptureQueriesContext(connection) as queries:
-        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex))
+        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex, student))
     (statement,) = [q["sql"] for q in queries]
     assert statement.lstrip().startswith("WITH cur AS")

@@ -38,7 +38,14 @@ from apps.progress.selectors.cohorts import (
     workbook_cell,
 )
 from apps.progress.selectors.due import Due, due_by_assignment, learner_due
-from apps.progress.selectors.learner import chapter_list, continue_point, progress_get, progress_map, workbook_list
+from apps.progress.selectors.learner import (
+    chapter_list,
+    continue_point,
+    numbers_seed,
+    progress_get,
+    progress_map,
+    workbook_list,
+)
 from apps.progress.selectors.mastery import Mastery, mastery
 from apps.progress.selectors.skills import SkillBoard, SkillRow, skill_board, skill_get, skill_row
 from apps.progress.selectors.streaks import Activity, Day, Streak, activity_get, streak_alive, streak_get
@@ -80,6 +87,7 @@ __all__ = [
     "mastery",
     "member_get",
     "members",
+    "numbers_seed",
     "progress_get",
     "progress_map",
     "skill_board",

@@ -9,7 +9,7 @@ from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus
 from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
 from apps.exercises.selectors import Counts
-from apps.progress.models import ExerciseProgress
+from apps.progress.models import Cohort, ExerciseProgress, Membership
 
 
 def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
@@ -93,3 +93,20 @@ def continue_point(*, user: User) -> Exercise | None:
         after=Case(When(here_or_after, then=Value(0)), default=Value(1), output_field=IntegerField()),
     )
     return ranked.order_by("after", *order).first()
+
+
+def numbers_seed(*, user_id: int, workbook_id: int) -> tuple[str, int]:
+    """Whose numbers a learner gets in a workbook, and the offset of their rounds.
+
+    A learner in a cohort that shares numbers (and is assigned this workbook) gets the cohort's,
+    from the seed's own numbers on (their round 1 is round 0); anyone else their own.
+    """
+    shared = (
+        Membership.objects.filter(
+            user_id=user_id, cohort__numbers=Cohort.Numbers.SHARED, cohort__assignments__workbook_id=workbook_id
+        )
+        .order_by("cohort_id")
+        .values_list("cohort_id", flat=True)
+        .first()
+    )
+    return (f"cohort:{shared}", -1) if shared is not None else (f"learner:{user_id}", 0)

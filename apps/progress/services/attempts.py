@@ -22,7 +22,7 @@ _PROGRESS = ExerciseProgress._meta.db_table
 _COLUMNS = (
     "id", "attempts", "hints_used", "solved_at", "revealed_at", "first_solve_attempt_id", "last_attempt_at",
     "last_attempt_id", "parts_solved", "first_solved_at", "attempts_to_solve", "forfeited", "points",
-    "solved_with_note",
+    "solved_with_note", "round",
 )  # fmt: skip
 
 # Count the attempt (excluded.attempts: 1, or 0 for one that does not count) and add the part it

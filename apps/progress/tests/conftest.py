@@ -56,7 +56,7 @@ def solve(db: None) -> Solve:
 
     def run(user: User, which: int | Exercise, correct: bool = True) -> bool:
         exercise = exercises[which] if isinstance(which, int) else which
-        payload = correct_payload(exercise) if correct else wrong_payload(exercise)
+        payload = correct_payload(exercise, user) if correct else wrong_payload(exercise, user)
         return learning_services.attempt_create(user=user, exercise=exercise, payload=payload).first_solve
 
     return run

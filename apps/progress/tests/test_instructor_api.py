@@ -83,8 +83,8 @@ def test_the_attempt_history_renders_each_answer_as_the_learner_saw_it(cohort: t
     numeric, choice, order, table = (first(f) for f in ("numeric", "choice", "order", "table"))
     parts, lines = first("parts", "scaling-book"), first("lines")
     for ex in (numeric, choice, order, table, parts, lines):
-        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex))
-    learning_services.attempt_create(user=learner, exercise=numeric, payload=correct_payload(numeric))
+        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex, learner))
+    learning_services.attempt_create(user=learner, exercise=numeric, payload=correct_payload(numeric, learner))
     code_ex = first("code")
     code = "def f(x):\n    return x\n"
     assert code_ex.current_version is not None
@@ -173,10 +173,10 @@ def test_the_attempt_history_pages_in_a_fixed_number_of_queries(cohort: tuple[Co
             assert client.get(url).status_code == 200
         return len(ctx.captured_queries)
 
-    learning_services.attempt_create(user=learner, exercise=exercises[0], payload=wrong_payload(exercises[0]))
+    learning_services.attempt_create(user=learner, exercise=exercises[0], payload=wrong_payload(exercises[0], learner))
     one = queries(attempts_url(c, learner))
     for ex in exercises * 3:
-        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex))
+        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex, learner))
     assert queries(attempts_url(c, learner)) == one
     page = client.get(attempts_url(c, learner) + "?page_size=5&page=2").json()
     assert page["count"] == 13 and len(page["results"]) == 5 and page["previous"] and page["next"]
@@ -191,7 +191,7 @@ def test_nobody_outside_the_cohort_is_found_through_it(
     membership = MembershipFactory.create(cohort__name="Other")
     stranger, other = membership.user, membership.cohort
     ex = first("numeric")
-    learning_services.attempt_create(user=stranger, exercise=ex, payload=wrong_payload(ex))
+    learning_services.attempt_create(user=stranger, exercise=ex, payload=wrong_payload(ex, stranger))
     client = api(teacher)
     for url in (
         attempts_url(c, stranger),  # another cohort's learner, through this cohort
@@ -218,8 +218,8 @@ def rows(content: bytes) -> list[list[str]]:
 def test_the_csv_files_are_the_ones_the_admin_downloads(cohort: tuple[Cohort, User, User]) -> None:
     c, teacher, learner = cohort
     for ex in (first("numeric"), first("choice")):
-        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex))
-        learning_services.attempt_create(user=learner, exercise=ex, payload=correct_payload(ex))
+        learning_services.attempt_create(user=learner, exercise=ex, payload=wrong_payload(ex, learner))
+        learning_services.attempt_create(user=learner, exercise=ex, payload=correct_payload(ex, learner))
     admin = Client()
     admin.force_login(teacher)
     client = api(teacher)
@@ -249,7 +249,7 @@ def test_the_attempts_csv_has_the_answers_as_the_history_renders_them(cohort: tu
     c, teacher, learner = cohort
     order, numeric = first("order"), first("numeric")
     negative = {"answer": "-" + correct_payload(numeric)["answer"]}
-    learning_services.attempt_create(user=learner, exercise=order, payload=wrong_payload(order))
+    learning_services.attempt_create(user=learner, exercise=order, payload=wrong_payload(order, learner))
     learning_services.attempt_create(user=learner, exercise=numeric, payload=negative)
     client = api(teacher)
     response = client.get(attempts_url(c, learner, "attempts.csv"))

@@ -74,7 +74,7 @@ def test_concurrent_solves_keep_boards_and_streaks_exact(make_user: Callable[...
         try:
             barrier.wait()
             for exercise in exercises:
-                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise))
+                learning_services.attempt_create(user=user, exercise=exercise, payload=correct_payload(exercise, user))
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
         finally:

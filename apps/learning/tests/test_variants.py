@@ -1,0 +1,128 @@
+"""Every learner their own numbers: through the API, as learners and instructors use it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from apps.accounts.models import Role, User
+from apps.exercises.content import cache
+from apps.exercises.models import Exercise, Workbook
+from apps.progress import services as progress_services
+from apps.progress.models import Cohort
+
+pytestmark = pytest.mark.django_db
+
+SLUG, NUMBER = "transformer-math", "0.1"  # GPT-2 parameters: numbers drawn from the GPT-2 table
+URL = f"/api/v1/workbooks/{SLUG}/exercises/{NUMBER}/"
+
+
+def client_for(user: User) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def seed_prompt() -> str:
+    exercise = Exercise.objects.get(workbook__slug=SLUG, number=NUMBER)
+    assert exercise.current_version is not None
+    return cache.rendered(exercise.current_version).prompt_html
+
+
+def two_learners_apart(make_user: Callable[..., User]) -> tuple[APIClient, APIClient, str, str]:
+    """Two learners whose numbers differ (a table of four models: some pairs share one)."""
+    first = client_for(make_user())
+    prompt = first.get(URL).json()["prompt_html"]
+    for _ in range(20):
+        second = client_for(make_user())
+        other = second.get(URL).json()["prompt_html"]
+        if other != prompt:
+            return first, second, prompt, other
+    raise AssertionError("twenty learners all drew the first learner's numbers")
+
+
+def test_two_learners_see_different_numbers_and_each_answer_is_only_right_for_its_learner(
+    make_user: Callable[..., User],
+) -> None:
+    a, b, prompt_a, prompt_b = two_learners_apart(make_user)
+    assert a.get(URL).json()["numbers"] == {"varies": True, "round": 1, "new_numbers_allowed": False}
+    assert a.get(URL).json()["prompt_html"] == prompt_a  # stable: the same numbers on every visit
+    revealed = a.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+    mine = a.post(URL + "attempts/", {"answer": revealed}, format="json").json()
+    assert mine["correct"] is True, mine
+    theirs = b.post(URL + "attempts/", {"answer": revealed}, format="json").json()
+    assert theirs["correct"] is False, theirs
+    # B's own answer is a different number, and it is right for B.
+    b_answer = b.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+    assert b_answer != revealed
+    assert b.post(URL + "attempts/", {"answer": b_answer}, format="json").json()["correct"] is True
+
+
+def test_the_attempt_records_the_numbers_it_answered(make_user: Callable[..., User]) -> None:
+    user = make_user()
+    api = client_for(user)
+    api.post(URL + "attempts/", {"answer": "1 M params"}, format="json")
+    attempt = user.attempts.get()
+    assert attempt.round == 1
+    recorded = attempt.details["variant"]
+    assert recorded["round"] == 1 and set(recorded["givens"]) == {"d", "L", "V", "T"}
+    assert recorded["labels"]["model"].startswith("GPT-2")
+    assert f"{recorded['givens']['d']:,}" in api.get(URL).json()["prompt_html"]
+
+
+def test_new_numbers_after_revealing_start_the_exercise_over_on_the_next_round(make_user: Callable[..., User]) -> None:
+    api = client_for(make_user())
+    refused = api.post(URL + "new-numbers/")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "answer_not_visible"
+    first = api.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+    assert api.get(URL).json()["numbers"]["new_numbers_allowed"] is True
+    page = api.post(URL + "new-numbers/").json()
+    assert page["numbers"]["round"] == 2
+    assert page["solution"] is None and page["state"]["revealed"] is False and page["state"]["solved"] is False
+    # Whatever the new numbers are, the answer is graded against them: reveal again and solve.
+    second = api.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+    solved = api.post(URL + "attempts/", {"answer": second}, format="json").json()
+    assert solved["correct"] is True and solved["state"]["solved"] is True
+    rounds = set()
+    for _ in range(6):  # four models in the table: a few rounds bring a different one
+        api.post(URL + "new-numbers/")
+        rounds.add(api.post(URL + "reveal/").json()["solution"]["answer"]["text"])
+    assert rounds - {first}
+
+
+def test_an_exercise_with_fixed_numbers_has_no_new_numbers(api: APIClient) -> None:
+    fixed = next(
+        e
+        for e in Exercise.objects.filter(workbook__slug=SLUG, is_active=True).select_related("current_version")
+        if e.current_version is not None and cache.resolved(e.current_version).spec.vary is None
+    )
+    url = f"/api/v1/workbooks/{SLUG}/exercises/{fixed.number}/"
+    assert api.get(url).json()["numbers"] == {"varies": False, "round": 0, "new_numbers_allowed": False}
+    api.post(url + "reveal/")
+    refused = api.post(url + "new-numbers/")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "numbers_fixed"
+
+
+def test_a_cohort_that_shares_numbers_sees_the_seeds_then_shared_rounds(make_user: Callable[..., User]) -> None:
+    teacher = make_user(role=Role.INSTRUCTOR)
+    cohort = progress_services.cohort_create(name="Lecture", instructor=teacher, time_zone="UTC")
+    progress_services.cohort_assign(cohort=cohort, workbook=Workbook.objects.get(slug=SLUG))
+    Cohort.objects.filter(pk=cohort.pk).update(numbers=Cohort.Numbers.SHARED)
+    learners = [make_user() for _ in range(3)]
+    for learner in learners:
+        progress_services.cohort_join(user=learner, code=cohort.join_code)
+    clients = [client_for(u) for u in learners]
+    pages = [c.get(URL).json() for c in clients]
+    assert {p["prompt_html"] for p in pages} == {seed_prompt()}  # the book's own numbers, for the lecture
+    assert pages[0]["numbers"]["round"] == 0
+    for c in clients:
+        c.post(URL + "reveal/")
+        c.post(URL + "new-numbers/")
+    assert len({c.get(URL).json()["prompt_html"] for c in clients}) == 1  # the class's shared round 1
+    # Outside the cohort a learner has their own numbers again.
+    progress_services.cohort_leave(user=learners[0], cohort=cohort)
+    assert clients[0].get(URL).json()["numbers"]["round"] == 2
