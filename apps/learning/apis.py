@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -30,10 +31,12 @@ from apps.learning.serializers import (
     ExerciseSummaryOut,
     HintRevealOut,
     RevealOut,
+    ReviewQueueOut,
     WorkbookDetailOut,
     WorkbookOut,
 )
 from apps.progress import selectors as progress_selectors
+from apps.progress import services as progress_services
 
 ERRORS = {
     400: OpenApiResponse(ErrorOut, description="The answer could not be graded (explained; costs no attempt)."),
@@ -292,3 +295,44 @@ class WorkbookExportApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         # The command's JSON as it is (ints stay ints): WorkbookExportOut documents its shape.
         return Response(selectors.workbook_export(user=request_user(request), slug=slug))
+
+
+# ---- spaced review ------------------------------------------------------------------------------
+
+
+class ReviewListApi(APIView):
+    @extend_schema(
+        operation_id="reviews_due",
+        description=(
+            "Reviews due today (before the end of your day in your time zone), across workbooks: solved "
+            "exercises to prove again on fresh numbers, and ticked skills. Scheduled by FSRS."
+        ),
+        responses={200: ReviewQueueOut, 401: ERRORS[401]},
+    )
+    def get(self, request: Request) -> Response:
+        at = timezone.now()
+        page = learning_selectors.review_page(user=request_user(request), at=at)
+        return Response(ReviewQueueOut(page, context={"at": at}).data)
+
+
+class ReviewStartApi(APIView):
+    @extend_schema(
+        operation_id="review_start",
+        request=None,
+        description=(
+            "Start a due review: the exercise starts over on its next round of numbers. Answer it through "
+            "its attempts URL; the first wrong answer (or revealing) rates the review Again, a solve rates "
+            "it Good (Hard with hints), and FSRS schedules the next one. Starting again is harmless."
+        ),
+        responses={
+            200: ExerciseDetailOut,
+            401: ERRORS[401],
+            404: ERRORS[404],
+            409: OpenApiResponse(ErrorOut, description="Not due yet."),
+        },
+    )
+    def post(self, request: Request, card_id: int) -> Response:
+        user = request_user(request)
+        card = progress_services.review_start(user=user, card_id=card_id, at=timezone.now())
+        page = learning_selectors.exercise_page(user=user, exercise=card.exercise)
+        return Response(represent(ExerciseDetailOut, page))

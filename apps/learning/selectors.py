@@ -4,6 +4,8 @@ them that the output serializers (apps.learning.serializers) read directly."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from apps.accounts.models import User
 from apps.exercises import selectors as exercise_selectors
@@ -12,6 +14,7 @@ from apps.exercises.content.variants import Variant
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress import selectors as progress_selectors
+from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 
 
@@ -108,6 +111,29 @@ def attempt_variant(attempt: Attempt) -> Variant:
         values=tuple(sorted((str(k), v) for k, v in recorded.get("givens", {}).items())),
         labels=tuple(sorted((str(k), str(v)) for k, v in recorded.get("labels", {}).items())),
     )
+
+
+def end_of_day(user: User, at: datetime) -> datetime:
+    """The end of the learner's local day containing ``at``: reviews due today are due before it."""
+    tz = ZoneInfo(progress_services.effective_time_zone(user))
+    local = at.astimezone(tz)
+    return datetime.combine(local.date() + timedelta(days=1), time.min, tzinfo=tz)
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    queue: progress_selectors.ReviewQueue
+    until: datetime
+    at: datetime
+
+
+def review_page(*, user: User, at: datetime) -> ReviewPage:
+    until = end_of_day(user, at)
+    return ReviewPage(progress_selectors.reviews_due(user=user, until=until), until, at)
+
+
+def reviews_due_count(*, user: User, at: datetime) -> int:
+    return progress_selectors.reviews_due_count(user=user, until=end_of_day(user, at))
 
 
 def workbook_rows(*, user: User | None) -> list[WorkbookRow]:

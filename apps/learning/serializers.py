@@ -31,7 +31,8 @@ from apps.learning.selectors import (
     ProgressOnVersion,
     WorkbookRow,
 )
-from apps.progress.models import ExerciseProgress
+from apps.progress import srs
+from apps.progress.models import ExerciseProgress, ReviewCard, SkillCheck
 
 OptionalSolution = PolymorphicProxySerializer(
     component_name="OptionalSolution", serializers=Solution.serializers, resource_type_field_name="format", many=False
@@ -372,3 +373,58 @@ class HintRevealOut(serializers.Serializer[Any]):
     @extend_schema_field(HintsOut)
     def get_hints(self, r: ProgressOnVersion) -> dict[str, Any]:
         return dict(_hints.to_representation(presentation.hints(r.version, r.progress.hints_used, r.variant)))
+
+
+# ---- reviews: a ReviewPage ------------------------------------------------------------------------
+
+
+class ReviewCardOut(serializers.Serializer[Any]):
+    # Reads a ReviewCard (its exercise selected with it).
+    id = serializers.IntegerField()
+    workbook = serializers.CharField(source="exercise.workbook.slug")
+    chapter = serializers.IntegerField(source="exercise.chapter.number")
+    number = serializers.CharField(source="exercise.number")
+    title = serializers.CharField(source="exercise.title")
+    kind = serializers.CharField(source="exercise.kind")
+    due_at = serializers.DateTimeField()
+    reviewing = serializers.SerializerMethodField(help_text="Started: answer the exercise at `exercise_url`.")
+    retrievability = serializers.SerializerMethodField(help_text="FSRS's chance you recall it now (0..1).")
+    reviews = serializers.IntegerField()
+    lapses = serializers.IntegerField()
+    exercise_url = ComputedField()
+    start_url = ComputedField()
+
+    def get_reviewing(self, card: ReviewCard) -> bool:
+        return card.reviewing_since is not None
+
+    def get_retrievability(self, card: ReviewCard) -> float:
+        return round(srs.retrievability(card, self.context.get("at") or timezone.now()), 4)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_exercise_url(self, card: ReviewCard) -> str:
+        return exercise_url(card.exercise)
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_start_url(self, card: ReviewCard) -> str:
+        return reverse("api:review-start", kwargs={"card_id": card.pk})
+
+
+class SkillReviewOut(serializers.Serializer[Any]):
+    # Reads a SkillCheck (its skill selected with it).
+    workbook = serializers.CharField(source="skill.workbook.slug")
+    key = serializers.CharField(source="skill.key")
+    text = serializers.CharField(source="skill.text")
+    due_at = serializers.DateTimeField()
+    mark_url = ComputedField(help_text="POST {action: remembered | forgot} here.")
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_mark_url(self, check: SkillCheck) -> str:
+        return reverse("api:skill-mark", kwargs={"slug": check.skill.workbook.slug, "key": check.skill.key})
+
+
+class ReviewQueueOut(serializers.Serializer[Any]):
+    # Reads a ReviewPage.
+    count = serializers.IntegerField(source="queue.count")
+    due_before = serializers.DateTimeField(source="until", help_text="The end of your day, in your time zone.")
+    exercises = ReviewCardOut(many=True, source="queue.cards")
+    skills = SkillReviewOut(many=True, source="queue.skills")

@@ -537,6 +537,8 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> ExerciseProgress:
 def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
     """Give up and see the answer. Solving afterwards completes the exercise but earns no points."""
     progress = progress_services.progress_lock(user=user, exercise=exercise)
+    if progress.reviewing:
+        progress_services.review_revealed(progress=progress, at=timezone.now())
     if progress.revealed_at is None:
         progress.revealed_at = timezone.now()
         # Revealing before ever solving gives up this exercise's points for good (a reset keeps it).

@@ -17,5 +17,7 @@ urlpatterns = [
     path(EXERCISE + "hints/", apis.ExerciseHintApi.as_view(), name="exercise-hints"),
     path(EXERCISE + "new-numbers/", apis.ExerciseNewNumbersApi.as_view(), name="exercise-new-numbers"),
     path("attempts/", apis.AttemptListApi.as_view(), name="attempt-list"),
+    path("reviews/", apis.ReviewListApi.as_view(), name="review-list"),
+    path("reviews/<int:card_id>/start/", apis.ReviewStartApi.as_view(), name="review-start"),
     path("attempts/<int:attempt_id>/", apis.AttemptDetailApi.as_view(), name="attempt-detail"),
 ]

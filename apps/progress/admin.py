@@ -262,7 +262,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
 class SkillCheckAdmin(admin.ModelAdmin[SkillCheck]):
     """Read-only: which skills learners ticked and how their reviews go. Instructors see their cohorts."""
 
-    list_display = ("user", "skill", "stage", "checked_at", "due_at", "reviews", "lapses")
+    list_display = ("user", "skill", "stability", "checked_at", "due_at", "reviews", "lapses")
     list_filter = ("skill__workbook",)
     search_fields = ("user__username", "skill__text")
     list_select_related = ("user", "skill", "skill__workbook")

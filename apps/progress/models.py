@@ -19,6 +19,40 @@ from django.conf import settings
 from django.db import models
 
 
+class Memory(models.Model):
+    """What the FSRS scheduler knows of one thing a learner should remember (apps/progress/srs.py)."""
+
+    state = models.PositiveSmallIntegerField(default=1, help_text="FSRS state: 1 learning, 2 review, 3 relearning.")
+    stability = models.FloatField(null=True, blank=True, help_text="Days until recall falls to 90%.")
+    difficulty = models.FloatField(null=True, blank=True, help_text="FSRS difficulty, 1 (easy) to 10.")
+    due_at = models.DateTimeField(help_text="When the next review is due.")
+    last_review_at = models.DateTimeField(null=True, blank=True)
+    reviews = models.PositiveIntegerField(default=0)
+    lapses = models.PositiveIntegerField(default=0, help_text="Reviews rated Again.")
+
+    class Meta:
+        abstract = True
+
+
+class ReviewCard(Memory):
+    """A solved exercise to prove again, on fresh numbers, when FSRS says it is due."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards")
+    exercise = models.ForeignKey("exercises.Exercise", on_delete=models.CASCADE, related_name="+")
+    reviewing_since = models.DateTimeField(
+        null=True, blank=True, help_text="A review is under way (started, not yet rated): its outcome rates the card."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "exercise"], name="card_unique_user_exercise")]
+        # The review queue is one range read of this index: a learner's cards due before a moment.
+        indexes = [models.Index(fields=["user", "due_at"], name="card_user_due")]
+
+    def __str__(self) -> str:
+        return f"card {self.user_id}:{self.exercise_id}"
+
+
 class ExerciseProgress(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exercise_progress")
     exercise = models.ForeignKey("exercises.Exercise", on_delete=models.CASCADE, related_name="progress")
@@ -55,6 +89,9 @@ class ExerciseProgress(models.Model):
         db_default=1,
         help_text="Which numbers the learner is on (a varying exercise): 1 at first, one more for each "
         "\u201ctry new numbers\u201d or spaced review. Round 0 is the seed's numbers.",
+    )
+    reviewing = models.BooleanField(
+        default=False, db_default=False, help_text="A spaced review of it is under way: its outcome rates the card."
     )
 
     class Meta:
@@ -220,22 +257,13 @@ class Membership(models.Model):
         return f"{self.user_id}∈{self.cohort_id}"
 
 
-class SkillCheck(models.Model):
-    """A skill the learner says they can do cold, and when to prove it again.
-
-    Reviews widen the gap (``REVIEW_DAYS``); forgetting starts the schedule over.
-    """
-
-    REVIEW_DAYS = (1, 3, 7, 21, 60)
+class SkillCheck(Memory):
+    """A skill the learner says they can do cold, and when to prove it again: scheduled by FSRS
+    like the review cards ("remembered" rates Good, "forgot" Again)."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skill_checks")
     skill = models.ForeignKey("exercises.Skill", on_delete=models.CASCADE, related_name="checks")
-    stage = models.PositiveSmallIntegerField(default=0, help_text="Index into REVIEW_DAYS of the current gap.")
     checked_at = models.DateTimeField()
-    reviewed_at = models.DateTimeField(null=True, blank=True)
-    due_at = models.DateTimeField(help_text="When the next review is due.")
-    reviews = models.PositiveIntegerField(default=0)
-    lapses = models.PositiveIntegerField(default=0, help_text="Reviews answered with “forgot”.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "skill"], name="skillcheck_unique_user_skill")]

@@ -19,7 +19,6 @@ from apps.exercises.models import Attempt
 from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ProgressCountsOut
 from apps.progress import selectors, services
-from apps.progress.models import SkillCheck
 from apps.progress.selectors.bundles import Assignment, CohortView
 
 
@@ -274,9 +273,11 @@ class ExerciseStatsOut(serializers.Serializer[Any]):
 
 
 class SkillCheckOut(serializers.Serializer[Any]):
-    stage = serializers.IntegerField(help_text="0..4: the review gap is REVIEW_DAYS[stage] days.")
     checked_at = serializers.DateTimeField()
-    reviewed_at = serializers.DateTimeField(allow_null=True)
+    reviewed_at = serializers.DateTimeField(source="last_review_at", allow_null=True)
+    stability_days = serializers.FloatField(
+        source="stability", allow_null=True, help_text="FSRS stability: days until recall falls to 90%."
+    )
     due_at = serializers.DateTimeField(help_text="When the next review is due.")
     reviews = serializers.IntegerField()
     lapses = serializers.IntegerField()
@@ -302,7 +303,6 @@ class SkillBoardOut(serializers.Serializer[Any]):
     # Reads a selectors.SkillBoard.
     workbook = serializers.CharField(source="workbook.slug")
     protocol_html = ComputedField()
-    review_days = ComputedField()
     total = serializers.IntegerField()
     mastered = serializers.IntegerField()
     due = serializers.IntegerField()
@@ -313,15 +313,12 @@ class SkillBoardOut(serializers.Serializer[Any]):
         protocol = board.workbook.skills_protocol
         return markdown_html(protocol) if protocol else ""
 
-    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
-    def get_review_days(self, board: selectors.SkillBoard) -> list[int]:
-        return list(SkillCheck.REVIEW_DAYS)
-
 
 class SkillMarkIn(serializers.Serializer[Any]):
     action = serializers.ChoiceField(
         choices=["tick", "remembered", "forgot", "untick"],
-        help_text="tick: I can do this cold (first review in a day). remembered / forgot: a review's outcome. "
+        help_text="tick: I can do this cold (a first review rated Good). remembered / forgot: a review's outcome "
+        "(rated Good / Again; FSRS sets the next gap). "
         "untick: take it off the list.",
     )
 

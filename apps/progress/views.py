@@ -23,7 +23,6 @@ from apps.core.request import request_user
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises.content.render import markdown_html
 from apps.progress import charts, selectors, services
-from apps.progress.models import SkillCheck
 
 
 @login_required
@@ -73,7 +72,6 @@ def skills(request: HttpRequest, slug: str) -> HttpResponse:
         "board": board,
         "protocol_html": markdown_html(workbook.skills_protocol) if workbook.skills_protocol else "",
         "exercise_prefix": prefix,
-        "review_days": SkillCheck.REVIEW_DAYS,
     }
     return render(request, "progress/skills.html", context)
 

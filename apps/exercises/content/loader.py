@@ -130,11 +130,28 @@ def read_presets(workbook_dir: Path) -> dict[str, dict[str, dict[str, Any]]]:
         rows = table.get("rows") if isinstance(table, dict) else None
         if not isinstance(rows, dict) or not rows or not str(table.get("source", "")).strip():
             raise LoadError(f"{path}: table {name!r} needs a `source` and at least one row under `rows`")
+        table_rows: dict[str, dict[str, Any]] = {}
         for key, row in rows.items():
-            if not isinstance(row, dict) or not all(isinstance(v, (int, float, str)) for v in row.values()):
+            if not isinstance(row, dict):
                 raise LoadError(f"{path}: {name}.{key} must map fields to numbers (and `name` to text)")
-        tables[str(name)] = {str(k): dict(v) for k, v in rows.items()}
+            table_rows[str(key)] = {str(f): _preset_value(path, f"{name}.{key}.{f}", f, v) for f, v in row.items()}
+        tables[str(name)] = table_rows
     return tables
+
+
+def _preset_value(path: Path, where: str, field: object, value: object) -> int | float | str:
+    """A preset row's field: a number, or text for its `name`. YAML reads ``989.4e12`` (no sign in
+    the exponent) as text; such a number is taken as the number it spells."""
+    if field == "name" and isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise LoadError(f"{path}: {where} must be a number")
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise LoadError(f"{path}: {where} is {value!r}, not a number") from None
+    return value
 
 
 def _inline_presets(raw: dict[str, Any], tables: dict[str, dict[str, dict[str, Any]]]) -> None:

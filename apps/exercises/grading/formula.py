@@ -75,6 +75,16 @@ _BINOPS: dict[type[ast.operator], Callable[[Number, Number], Number]] = {
 }
 
 
+_COMPARE: dict[type[ast.cmpop], Callable[[Number, Number], bool]] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+
+
 @lru_cache(maxsize=4096)
 def parse(source: str) -> ast.Expression:
     """Parse and validate a formula; the result is cached because formulas are immutable."""
@@ -105,12 +115,19 @@ def _check_node(node: ast.AST, source: str) -> None:
         ast.Call,
         ast.operator,
         ast.unaryop,
+        # Conditions (a variant's `require`, an option's `correct_if`): 1 when true, 0 when false.
+        ast.Compare,
+        ast.cmpop,
+        ast.BoolOp,
+        ast.boolop,
     )
     if not isinstance(node, allowed):
         raise FormulaError(f"{type(node).__name__} is not allowed in a formula ({source!r})")
     if isinstance(node, ast.BinOp) and not isinstance(node.op, (*_BINOPS, ast.Pow)):
         raise FormulaError(f"operator {type(node.op).__name__} is not allowed ({source!r})")
-    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.UAdd, ast.USub)):
+    if isinstance(node, ast.Compare) and not all(isinstance(op, tuple(_COMPARE)) for op in node.ops):
+        raise FormulaError(f"only <, <=, >, >=, == and != compare ({source!r})")
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.UAdd, ast.USub, ast.Not)):
         raise FormulaError(f"operator {type(node.op).__name__} is not allowed ({source!r})")
     if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, (int, float))):
         raise FormulaError(f"only numbers may appear as literals ({source!r})")
@@ -157,7 +174,20 @@ def _eval(node: ast.expr, variables: Mapping[str, Number], source: str) -> Numbe
         raise FormulaError(f"unknown name {node.id!r} in {source!r}")
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, variables, source)
+        if isinstance(node.op, ast.Not):
+            return int(not operand)
         return -operand if isinstance(node.op, ast.USub) else +operand
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, variables, source)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = _eval(comparator, variables, source)
+            if not _COMPARE[type(op)](left, right):
+                return 0
+            left = right
+        return 1
+    if isinstance(node, ast.BoolOp):
+        values = (_eval(v, variables, source) for v in node.values)
+        return int(all(values)) if isinstance(node.op, ast.And) else int(any(values))
     if isinstance(node, ast.BinOp):
         left = _eval(node.left, variables, source)
         right = _eval(node.right, variables, source)

@@ -8,9 +8,9 @@ from typing import Any
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache, secrecy
+from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.grading.numeric import NumericTarget, format_in
 from apps.exercises.grading.symbolic import SymbolicTarget
-from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.models import Exercise
 
 

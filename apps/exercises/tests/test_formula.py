@@ -27,6 +27,16 @@ def test_evaluate_all_follows_dependencies_not_key_order() -> None:
         evaluate_all({"a": "c + 1"}, {})
 
 
+def test_conditions_are_one_or_zero() -> None:
+    """A variant's `require` and an option's `correct_if` read as conditions."""
+    scope = {"d": 768, "h": 12, "L": 12}
+    assert evaluate("d % h == 0 and L * d**2 < 1e12", scope) == 1
+    assert evaluate("d % 7 == 0 or h > 12", scope) == 0
+    assert evaluate("not (d > 1024)", scope) == 1
+    assert evaluate("1 < h <= 12 != d", scope) == 1
+    assert evaluate("(d > 512) * 10", scope) == 10
+
+
 def test_names_excludes_functions_and_constants() -> None:
     assert names("ceil(a / GB) + max(b, pi)") == {"a", "b"}
 
@@ -43,7 +53,8 @@ def test_names_excludes_functions_and_constants() -> None:
         ("'a' * 3", "only numbers"),
         ("True + 1", "only numbers"),
         ("1 if d else 2", "not allowed"),
-        ("d < 3", "not allowed"),
+        ("d is 3", "only <, <="),
+        ("d in 3", "only <, <="),
         ("max(d, key=abs)", "keyword"),
         ("9**9**9", "too large"),
         ("10.0**400", "cannot evaluate"),

@@ -49,6 +49,7 @@ def test_two_learners_see_different_numbers_and_each_answer_is_only_right_for_it
     make_user: Callable[..., User],
 ) -> None:
     a, b, prompt_a, prompt_b = two_learners_apart(make_user)
+    assert prompt_a != prompt_b
     assert a.get(URL).json()["numbers"] == {"varies": True, "round": 1, "new_numbers_allowed": False}
     assert a.get(URL).json()["prompt_html"] == prompt_a  # stable: the same numbers on every visit
     revealed = a.post(URL + "reveal/").json()["solution"]["answer"]["text"]

@@ -47,6 +47,7 @@ from apps.progress.selectors.learner import (
     workbook_list,
 )
 from apps.progress.selectors.mastery import Mastery, mastery
+from apps.progress.selectors.reviews import ReviewQueue, retention_by_chapter, reviews_due, reviews_due_count
 from apps.progress.selectors.skills import SkillBoard, SkillRow, skill_board, skill_get, skill_row
 from apps.progress.selectors.streaks import Activity, Day, Streak, activity_get, streak_alive, streak_get
 
@@ -62,6 +63,7 @@ __all__ = [
     "LearnerRow",
     "Mastery",
     "OwnRank",
+    "ReviewQueue",
     "SkillBoard",
     "SkillRow",
     "Streak",
@@ -90,6 +92,9 @@ __all__ = [
     "numbers_seed",
     "progress_get",
     "progress_map",
+    "retention_by_chapter",
+    "reviews_due",
+    "reviews_due_count",
     "skill_board",
     "skill_get",
     "skill_row",

@@ -10,7 +10,8 @@ One module per topic; callers import this package (``from apps.progress import s
 - ``solves``: streak, daily activity, points, leaderboard rows and their rebuild;
 - ``profile``: a learner's settings and workbook reset;
 - ``cohorts``: cohorts, join codes, membership;
-- ``skills``: the skills checklist and spaced retrieval.
+- ``skills``: the skills checklist and spaced retrieval;
+- ``reviews``: review cards of solved exercises, scheduled by FSRS.
 """
 
 from apps.progress.services.attempts import AttemptInsert, attempt_count, attempt_record, progress_lock
@@ -30,6 +31,7 @@ from apps.progress.services.cohorts import (
     join_code_normalize,
 )
 from apps.progress.services.profile import profile_update, stats_time_zone_refresh, time_zone_validate, workbook_reset
+from apps.progress.services.reviews import REVIEWABLE, review_revealed, review_solved, review_start, review_wrong
 from apps.progress.services.skills import SKILL_ACTIONS, skill_mark
 from apps.progress.services.solves import (
     GLOBAL_ALL,
@@ -49,6 +51,7 @@ __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "GLOBAL_ALL",
+    "REVIEWABLE",
     "SKILL_ACTIONS",
     "AttemptInsert",
     "SolveResult",
@@ -72,6 +75,10 @@ __all__ = [
     "points_for",
     "profile_update",
     "progress_lock",
+    "review_revealed",
+    "review_solved",
+    "review_start",
+    "review_wrong",
     "score_add",
     "scores_rebuild",
     "skill_mark",

@@ -16,13 +16,14 @@ from apps.accounts.models import User
 from apps.exercises.choices import Verdict
 from apps.exercises.models import Attempt, Exercise
 from apps.progress.models import ExerciseProgress
+from apps.progress.services.reviews import review_wrong
 from apps.progress.services.solves import solve_record
 
 _PROGRESS = ExerciseProgress._meta.db_table
 _COLUMNS = (
     "id", "attempts", "hints_used", "solved_at", "revealed_at", "first_solve_attempt_id", "last_attempt_at",
     "last_attempt_id", "parts_solved", "first_solved_at", "attempts_to_solve", "forfeited", "points",
-    "solved_with_note", "round",
+    "solved_with_note", "round", "reviewing",
 )  # fmt: skip
 
 # Count the attempt (excluded.attempts: 1, or 0 for one that does not count) and add the part it
@@ -187,6 +188,7 @@ def _try_record(
         values[key] = _aware(values[key])
     values["forfeited"] = bool(values["forfeited"])
     values["solved_with_note"] = bool(values["solved_with_note"])
+    values["reviewing"] = bool(values["reviewing"])
     progress = ExerciseProgress(
         user_id=attempt.user_id, exercise_id=attempt.exercise_id, workbook_id=workbook_id, **values
     )
@@ -194,6 +196,9 @@ def _try_record(
     solved_now = values["first_solve_attempt_id"] == attempt.pk and attempt.verdict == Verdict.CORRECT
     if solved_now:
         solve_record(user=attempt.user, exercise=attempt.exercise, progress=progress)
+    elif progress.reviewing and attempt.counted and attempt.verdict == Verdict.INCORRECT:
+        with transaction.atomic():
+            review_wrong(progress=progress, at=attempt.finished_at or attempt.created_at)
     return progress, solved_now
 
 

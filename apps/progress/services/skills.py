@@ -1,14 +1,15 @@
-"""The skills checklist and its spaced retrieval."""
+"""The skills checklist, scheduled by FSRS like the review cards (apps.progress.srs)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.models import Skill
+from apps.progress import srs
 from apps.progress.models import SkillCheck
 
 SKILL_ACTIONS = ("tick", "remembered", "forgot", "untick")
@@ -18,8 +19,9 @@ SKILL_ACTIONS = ("tick", "remembered", "forgot", "untick")
 def skill_mark(*, user: User, skill: Skill, action: str, at: datetime | None = None) -> SkillCheck | None:
     """Tick a skill, review it (remembered / forgot), or untick it. Returns the check (None once unticked).
 
-    Ticking schedules the first review a day later; each "remembered" moves to the next, wider gap
-    in ``SkillCheck.REVIEW_DAYS``; "forgot" starts over at a day. Ticking twice changes nothing.
+    Ticking is the first review, rated Good (the learner says they can do it cold); "remembered"
+    rates a review Good and "forgot" Again, and FSRS sets the next gap from the learner's history
+    with this skill. Ticking twice changes nothing.
     """
     if action not in SKILL_ACTIONS:
         raise ApplicationError(f"Unknown action {action!r}: use one of {', '.join(SKILL_ACTIONS)}.", code="bad_payload")
@@ -31,19 +33,12 @@ def skill_mark(*, user: User, skill: Skill, action: str, at: datetime | None = N
         return None
     if action == "tick":
         if check is None:
-            check = SkillCheck.objects.create(
-                user=user, skill=skill, stage=0, checked_at=now, due_at=now + timedelta(days=SkillCheck.REVIEW_DAYS[0])
-            )
+            check = SkillCheck(user=user, skill=skill, checked_at=now, due_at=now)
+            srs.review(check, srs.Rating.Good, now)
+            check.save()
         return check
     if check is None:
         raise ApplicationError("Tick the skill before reviewing it.", code="not_ticked")
-    if action == "remembered":
-        check.stage = min(check.stage + 1, len(SkillCheck.REVIEW_DAYS) - 1)
-    else:
-        check.stage = 0
-        check.lapses += 1
-    check.reviews += 1
-    check.reviewed_at = now
-    check.due_at = now + timedelta(days=SkillCheck.REVIEW_DAYS[check.stage])
+    srs.review(check, srs.Rating.Good if action == "remembered" else srs.Rating.Again, now)
     check.save()
     return check

@@ -22,6 +22,7 @@ from apps.progress.models import (
     Score,
     ScoreBucket,
 )
+from apps.progress.services.reviews import review_solved
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ def solve_record(*, user: User, exercise: Exercise, progress: ExerciseProgress) 
         boards = [GLOBAL_ALL, global_week_board(at)] + [cohort_week_board(cid, at, ctz) for cid, ctz in memberships]
         for board in sorted(boards):  # a fixed order: bucket rows are locked in it, so no deadlocks
             score_add(board=board, user=user, points=points, at=at)
+    review_solved(exercise=exercise, progress=progress, at=at)
     logger.info(
         "exercise solved",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "points": points, "streak": stats.current_streak},

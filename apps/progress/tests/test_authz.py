@@ -79,8 +79,12 @@ def world(make_user: Callable[..., User]) -> World:
 
     exercise = Exercise.objects.select_related("workbook", "current_version").get(workbook=workbook, number="0.1")
     for name in ("learner", "outsider"):
-        learning_services.attempt_create(user=users[name], exercise=exercise, payload=wrong_payload(exercise, users[name]))
-        learning_services.attempt_create(user=users[name], exercise=exercise, payload=correct_payload(exercise, users[name]))
+        learning_services.attempt_create(
+            user=users[name], exercise=exercise, payload=wrong_payload(exercise, users[name])
+        )
+        learning_services.attempt_create(
+            user=users[name], exercise=exercise, payload=correct_payload(exercise, users[name])
+        )
     return World(users, a, b, exercise)
 
 

@@ -88,7 +88,9 @@ def test_a_completed_workbook_is_never_overdue_and_the_counts_are_the_instructor
 
     for exercise in roofline:
         learning_services.attempt_create(user=student, exercise=exercise, payload=correct_payload(exercise, student))
-    learning_services.attempt_create(user=other_student, exercise=roofline[0], payload=correct_payload(roofline[0], other_student))
+    learning_services.attempt_create(
+        user=other_student, exercise=roofline[0], payload=correct_payload(roofline[0], other_student)
+    )
     later = datetime.fromisoformat("2026-07-01T12:00:00+00:00")
     for user in (student, other_student):
         assert learner_sees(user, later) == instructor_says(cohort, user, later)

@@ -35,24 +35,27 @@ def book() -> Workbook:
     return wb
 
 
-def test_reviews_widen_the_gap_and_forgetting_starts_over(student: User, book: Workbook) -> None:
+def test_fsrs_widens_the_gap_on_each_remembered_and_forgetting_brings_it_back_soon(
+    student: User, book: Workbook
+) -> None:
+    """The checklist runs on the review cards' scheduler (FSRS, whole days, no fuzz): frozen clock."""
     skill = Skill.objects.get(workbook=book, key="count_params")
     check = services.skill_mark(user=student, skill=skill, action="tick", at=T0)
-    assert check is not None and check.due_at == T0 + timedelta(days=1)
+    assert check is not None and check.due_at == T0 + timedelta(days=2)  # a first Good: two days
     assert services.skill_mark(user=student, skill=skill, action="tick", at=T0 + timedelta(hours=5)) == check
 
-    at = T0
-    gaps = []
-    for _ in range(6):
-        at = at + timedelta(days=1)
+    at, gaps = check.due_at, []
+    for _ in range(4):
         check = services.skill_mark(user=student, skill=skill, action="remembered", at=at)
         assert check is not None
         gaps.append((check.due_at - at).days)
-    assert gaps == [3, 7, 21, 60, 60, 60]
+        at = check.due_at
+    assert gaps == sorted(gaps) and gaps[0] > 2 and gaps[-1] > 60, gaps  # days, then weeks, then months
+    stable = check.stability
     check = services.skill_mark(user=student, skill=skill, action="forgot", at=at)
     assert check is not None
-    assert (check.stage, check.lapses, check.reviews) == (0, 1, 7)
-    assert check.due_at == at + timedelta(days=1)
+    assert check.lapses == 1 and check.reviews == 6
+    assert (check.due_at - at).days < gaps[-1] / 4 and check.stability is not None and check.stability < stable
     assert services.skill_mark(user=student, skill=skill, action="untick") is None
     assert not SkillCheck.objects.filter(user=student).exists()
 
@@ -83,10 +86,9 @@ def test_the_api_ticks_reviews_and_lists(api: APIClient, student: User, book: Wo
         reverse("api:skill-mark", args=["transformer-math", "count_params"]), {"action": "tick"}, format="json"
     )
     assert res.status_code == 200, res.content
-    assert res.json()["state"] == "mastered" and res.json()["check"]["stage"] == 0
+    assert res.json()["state"] == "mastered" and res.json()["check"]["stability_days"] > 0
     body = api.get(url).json()
     assert (body["total"], body["mastered"], body["due"]) == (2, 1, 0)
-    assert body["review_days"] == [1, 3, 7, 21, 60]
     assert "Retrieve before you re-read." in body["protocol_html"]
     assert body["skills"][0]["exercises"] == ["0.1"] and body["skills"][0]["chapter"] == 0
     bad = api.post(

@@ -1,0 +1,54 @@
+"""The review queue: a learner's review cards (and skills) due, and retention per chapter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from apps.accounts.models import User
+from apps.exercises.models import Workbook
+from apps.progress import srs
+from apps.progress.models import ReviewCard, SkillCheck
+
+
+@dataclass(frozen=True)
+class ReviewQueue:
+    cards: list[ReviewCard]
+    skills: list[SkillCheck]
+
+    @property
+    def count(self) -> int:
+        return len(self.cards) + len(self.skills)
+
+
+def reviews_due(*, user: User, until: datetime, limit: int = 200) -> ReviewQueue:
+    """Cards and ticked skills due before ``until`` (the end of the learner's day), soonest first.
+
+    Each is one range read of its (user, due_at) index (bench/leaderboard.py measures it)."""
+    cards = list(
+        ReviewCard.objects.filter(user=user, due_at__lt=until)
+        .select_related("exercise", "exercise__workbook", "exercise__chapter")
+        .order_by("due_at", "id")[:limit]
+    )
+    skills = list(
+        SkillCheck.objects.filter(user=user, due_at__lt=until, skill__is_active=True)
+        .select_related("skill", "skill__workbook")
+        .order_by("due_at", "id")[:limit]
+    )
+    return ReviewQueue(cards, skills)
+
+
+def reviews_due_count(*, user: User, until: datetime) -> int:
+    return (
+        ReviewCard.objects.filter(user=user, due_at__lt=until).count()
+        + SkillCheck.objects.filter(user=user, due_at__lt=until, skill__is_active=True).count()
+    )
+
+
+def retention_by_chapter(*, user: User, workbook: Workbook, at: datetime) -> dict[int, float]:
+    """FSRS retrievability now, averaged over the learner's cards in each chapter (by chapter id).
+    Chapters without cards are left out."""
+    sums: dict[int, list[float]] = {}
+    for card in ReviewCard.objects.filter(user=user, exercise__workbook=workbook).select_related("exercise"):
+        sums.setdefault(card.exercise.chapter_id, []).append(srs.retrievability(card, at))
+    return {chapter: sum(values) / len(values) for chapter, values in sums.items()}
