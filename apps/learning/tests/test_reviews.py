@@ -174,8 +174,8 @@ def test_due_today_means_before_the_end_of_the_learners_own_day(
 
 
 def test_code_exercises_have_no_review_cards(make_user: Callable[..., User], clock: Clock) -> None:
-    from apps.progress.services import review_solved
     from apps.progress.models import ExerciseProgress
+    from apps.progress.services import review_solved
 
     user = make_user()
     build = Exercise.objects.filter(workbook__slug=SLUG, format="code").first()

@@ -52,6 +52,7 @@ def test_fsrs_widens_the_gap_on_each_remembered_and_forgetting_brings_it_back_so
         at = check.due_at
     assert gaps == sorted(gaps) and gaps[0] > 2 and gaps[-1] > 60, gaps  # days, then weeks, then months
     stable = check.stability
+    assert stable is not None
     check = services.skill_mark(user=student, skill=skill, action="forgot", at=at)
     assert check is not None
     assert check.lapses == 1 and check.reviews == 6
