@@ -101,6 +101,15 @@ def progress_on_version(exercise: Exercise, progress: ExerciseProgress) -> Progr
     return ProgressOnVersion(version, progress, variant)
 
 
+def current_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersion) -> Variant:
+    """The numbers the learner is on now, in one query (none for an exercise that does not vary)."""
+    spec = cache.resolved(version).spec
+    if spec.vary is None:
+        return variants.SEED
+    round_, seed, offset = progress_selectors.learner_numbers(user_id=user_id, exercise=exercise)
+    return variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round_ + offset))
+
+
 def attempt_variant(attempt: Attempt) -> Variant:
     """The numbers an attempt answered, as recorded with it (its learner may have moved on)."""
     recorded = (attempt.details or {}).get("variant")

@@ -45,13 +45,11 @@ from apps.core.exceptions import ApplicationError, ServiceUnavailable
 from apps.exercises import parts
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verdict
-from apps.exercises.content import cache, variants
-from apps.exercises.content.variants import Variant
+from apps.exercises.content import cache
 from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 from apps.learning import live
 from apps.learning import selectors as learning_selectors
-from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors
@@ -444,7 +442,7 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     if part == AttemptPart.CODE:
         queued = code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
         return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
-    variant = _current_variant(user=user, exercise=exercise, version=version)
+    variant = learning_selectors.current_variant(user_id=user.pk, exercise=exercise, version=version)
     result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload, variant=variant)
     details = result.details
     if not variant.is_seed:  # the numbers it answered, so it can be shown as the learner saw it
@@ -484,15 +482,6 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},
     )
     return AttemptOutcome(attempt=attempt, progress=progress, first_solve=first_solve)
-
-
-def _current_variant(*, user: User, exercise: Exercise, version: ExerciseVersion) -> Variant:
-    """The numbers the learner is on now (the seed's for an exercise that does not vary)."""
-    if cache.resolved(version).spec.vary is None:
-        return variants.SEED
-    progress = progress_selectors.progress_get(user=user, exercise=exercise)
-    round_ = progress.round if progress is not None else 1
-    return learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,6 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
         return [*problems, str(exc)]
     problems += _check_resolved(spec, resolved)
     problems += _check_givens_shown(spec)
-    problems += exercise_leaks(resolved)
     if spec.vary is not None and not problems:
         problems += check_variants(spec)
     if spec.code is not None and runner is not None:
@@ -69,6 +68,7 @@ def _check_resolved(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]
             f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)"
             for m in unrendered_math(markdown_html(text))
         ]
+    problems += exercise_leaks(resolved)
     problems += formats.get(spec.format).check(resolved.spec, resolved)
     if spec.plot is not None:
         problems += _check_plot(resolved.spec, resolved)
@@ -77,6 +77,8 @@ def _check_resolved(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]
 
 # Variants sampled per varying exercise; every check that depends on the numbers runs on each.
 VARIANT_SAMPLES = 64
+# Learners sampled per chapter for what crosses exercises (one stating another's answer, the intro).
+CHAPTER_SAMPLES = 16
 
 
 def check_variants(spec: ExerciseSpec, n: int = VARIANT_SAMPLES) -> list[str]:
@@ -195,6 +197,13 @@ def check_chapter(chapter: ChapterSpec) -> list[str]:
         return [f"chapter {chapter.number} intro: {exc}"]
     problems = [f"chapter {chapter.number} intro: template syntax left unrendered: {bit!r}" for bit in leftovers(text)]
     problems += chapter_leaks(chapter)
+    if any(e.vary is not None for e in chapter.exercises):
+        # Learners' own numbers: a chapter's exercises share them, and its intro is the seed's.
+        for i in range(CHAPTER_SAMPLES):
+            found = chapter_leaks(chapter, seed=f"check-{i}")
+            if found:
+                problems += [f"learner numbers check-{i}: {p}" for p in found]
+                break
     return problems + [
         f"chapter {chapter.number} intro: math not rendered: {m!r}" for m in unrendered_math(markdown_html(text))
     ]

@@ -62,6 +62,7 @@ from functools import lru_cache
 from html.parser import HTMLParser
 
 from apps.exercises.content.render import RenderError, markdown_html, render
+from apps.exercises.content.variants import variant
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec
 from apps.exercises.content.texts import slots
@@ -512,13 +513,16 @@ def _cites(text: str, number: str) -> bool:
     return False
 
 
-def chapter_leaks(chapter: ChapterSpec) -> list[str]:
+def chapter_leaks(chapter: ChapterSpec, *, seed: str | None = None) -> list[str]:
     """Where a chapter's intro states an answer of one of its exercises, and where an exercise,
-    before it is solved, states the answer of an earlier one in the chapter without naming it."""
+    before it is solved, states the answer of an earlier one in the chapter without naming it.
+
+    With ``seed``, on the numbers that learner gets (round 1): chapter-mates share their numbers."""
     resolved: list[ResolvedExercise] = []
     for spec in chapter.exercises:
         try:
-            resolved.append(resolve(spec))
+            numbers = None if seed is None else variant(spec, seed=seed, chapter=chapter.number, round=1)
+            resolved.append(resolve(spec, numbers))
         except ContentError:
             continue  # check_exercise reports it
     secrets = [(r.spec.number, secret_answers(r)) for r in resolved]

@@ -151,6 +151,8 @@ class Format:
     # Whether the code that comes with it is buggy (a Debug's snippet), not a starter.
     buggy_code: ClassVar[bool] = False
     submit_label: ClassVar[str] = "Check answer"
+    # Whether a solve becomes a spaced-review card: every part graded in the web process, quickly.
+    reviewable: ClassVar[bool] = True
 
     @property
     def template(self) -> str:

@@ -51,6 +51,7 @@ class Code(Format):
     required = ("code",)
     kinds = frozenset({ExerciseKind.BUILD, ExerciseKind.DEBUG})
     submit_label = "Run the tests"
+    reviewable = False  # a sandbox run is no quick review
 
     def parts(self, spec: ExerciseSpec) -> tuple[AttemptPart, ...]:
         return (AttemptPart.CODE,)

@@ -75,6 +75,7 @@ class Lines(Format):
     required = ("code", "buggy_lines")
     kinds = frozenset({ExerciseKind.DEBUG})
     buggy_code = True
+    reviewable = False  # its fix runs in the sandbox
 
     def parts(self, spec: ExerciseSpec) -> tuple[AttemptPart, ...]:
         if spec.code is not None and spec.code.cases:

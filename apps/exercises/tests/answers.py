@@ -9,24 +9,40 @@ from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat
 from apps.exercises.content import cache, secrecy
 from apps.exercises.content.resolve import ResolvedExercise
+from apps.exercises.content.variants import Variant
 from apps.exercises.grading.numeric import NumericTarget, format_in
 from apps.exercises.grading.symbolic import SymbolicTarget
 from apps.exercises.models import Exercise
 
 
-def resolved_for(exercise: Exercise, user: Any = None) -> ResolvedExercise:
-    """The exercise with the numbers ``user`` is on now (the seed's without a user)."""
+def variant_for(exercise: Exercise, user: Any = None) -> Variant | None:
+    """The numbers ``user`` is on now (None without a user: the seed's)."""
     version = exercise.current_version
     assert version is not None
     if user is None:
-        return cache.resolved(version)
+        return None
     from apps.learning import selectors as learning_selectors
     from apps.progress import selectors as progress_selectors
 
     progress = progress_selectors.progress_get(user=user, exercise=exercise)
     round_ = progress.round if progress is not None else 1
-    variant = learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
-    return cache.resolved(version, variant)
+    return learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
+
+
+def resolved_for(exercise: Exercise, user: Any = None) -> ResolvedExercise:
+    """The exercise with the numbers ``user`` is on now (the seed's without a user)."""
+    assert exercise.current_version is not None
+    return cache.resolved(exercise.current_version, variant_for(exercise, user))
+
+
+def on_seed_numbers(user: Any, *exercises: Exercise) -> None:
+    """Put ``user`` on round 0 of these exercises: the seed's numbers, which a test may quote."""
+    from apps.progress.models import ExerciseProgress
+
+    for exercise in exercises:
+        ExerciseProgress.objects.update_or_create(
+            user=user, exercise=exercise, defaults={"workbook_id": exercise.workbook_id, "round": 0}
+        )
 
 
 def correct_payload(exercise: Exercise, user: Any = None) -> dict[str, Any]:
@@ -120,14 +136,15 @@ def hidden_test_ids(exercise: Exercise) -> list[str]:
     return [c.id for c in code.cases] if code else []
 
 
-def secrets(exercise: Exercise) -> list[str]:
+def secrets(exercise: Exercise, user: Any = None) -> list[str]:
     """Texts that would give the answer away; none may appear before solving or revealing.
     All of them appear once the exercise is revealed, except the order (a list of ids).
     Numbers are not among them: ``numeric_secrets`` finds those in every way they are written."""
     version = exercise.current_version
     assert version is not None
-    r = cache.resolved(version)
-    html = cache.rendered(version)
+    variant = variant_for(exercise, user)
+    r = cache.resolved(version, variant)
+    html = cache.rendered(version, variant)
     spec = r.spec
     found: list[str] = []
     if spec.explanation.strip():
@@ -145,19 +162,15 @@ def secrets(exercise: Exercise) -> list[str]:
     return [s for s in found if s and s not in html.prompt_html]
 
 
-def numeric_secrets(exercise: Exercise) -> list[secrecy.Answer]:
+def numeric_secrets(exercise: Exercise, user: Any = None) -> list[secrecy.Answer]:
     """Every number the exercise asks for (answer, parts, table cells), less those equal to a given."""
-    version = exercise.current_version
-    assert version is not None
-    return secrecy.secret_answers(cache.resolved(version))
+    return secrecy.secret_answers(resolved_for(exercise, user))
 
 
-def public_numbers(exercise: Exercise) -> list[float]:
+def public_numbers(exercise: Exercise, user: Any = None) -> list[float]:
     """The givens a learner has before solving: the exercise's, and its chapter intro's."""
-    version = exercise.current_version
-    assert version is not None
     chapter = [float(v) for v in (exercise.chapter.givens or {}).values() if type(v) in (int, float)]
-    return secrecy.givens_of(cache.resolved(version).spec) + chapter
+    return secrecy.givens_of(resolved_for(exercise, user).spec) + chapter
 
 
 SECRET_KEYS = ("explanation_html", "buggy_lines", "fixed_code", "reference_solution", "cases", "expected", "alternates")

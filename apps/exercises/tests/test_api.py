@@ -22,6 +22,7 @@ from apps.exercises.tests.answers import (
     correct_payload,
     hidden_test_ids,
     numeric_secrets,
+    on_seed_numbers,
     public_numbers,
     secret_keys_in,
     secrets,
@@ -98,7 +99,7 @@ def test_workbooks_carry_the_callers_progress_in_constant_queries(api: APIClient
     assert body[0]["slug"] == "transformer-math"
     total = content.exercise_count("transformer-math")
     assert body[0]["progress"] == {"solved": 0, "total": total, "percent": 0}
-    api.post(url("0.1", "attempts"), correct_payload(exercises()[0]), format="json")
+    api.post(url("0.1", "attempts"), correct_payload(exercises()[0], student), format="json")
     with CaptureQueriesContext(connection) as second:
         body = api.get("/api/v1/workbooks/").json()
     assert body[0]["progress"] == {"solved": 1, "total": total, "percent": round(100 / total)}
@@ -169,6 +170,7 @@ def test_choice_options_are_opaque_and_shuffled_per_learner(api: APIClient, othe
 
 
 def test_numeric_attempts(api: APIClient, student: User) -> None:
+    on_seed_numbers(student, Exercise.objects.get(workbook__slug="transformer-math", number="0.1"))
     wrong = api.post(url("0.1", "attempts"), {"answer": "123.5M"}, format="json")
     assert wrong.status_code == 201
     body = wrong.json()
@@ -238,7 +240,7 @@ def test_every_instant_exercise_is_solvable_through_the_api(
     listed = exercises(slug)
     assert len(listed) == content.exercise_count(slug)
     for ex in listed:
-        response = api.post(url(ex.number, "attempts", slug), correct_payload(ex), format="json")
+        response = api.post(url(ex.number, "attempts", slug), correct_payload(ex, student), format="json")
         if ex.format == AnswerFormat.CODE:
             assert response.status_code == 503, ex.number
             builds += 1
@@ -260,7 +262,7 @@ def test_every_instant_exercise_is_solvable_through_the_api(
 # ---- secrecy ------------------------------------------------------------------------------------
 
 
-def _responses_before_solving(api: APIClient, ex: Exercise) -> list[Any]:
+def _responses_before_solving(api: APIClient, ex: Exercise, user: User) -> list[Any]:
     slug = ex.workbook.slug
     base = f"/api/v1/workbooks/{slug}"
     bodies = [
@@ -271,7 +273,7 @@ def _responses_before_solving(api: APIClient, ex: Exercise) -> list[Any]:
         api.get(url(ex.number, slug=slug)).json(),
     ]
     if ex.format != AnswerFormat.CODE:
-        bodies.append(api.post(url(ex.number, "attempts", slug), wrong_payload(ex), format="json").json())
+        bodies.append(api.post(url(ex.number, "attempts", slug), wrong_payload(ex, user), format="json").json())
     bodies.append(api.get(url(ex.number, "attempts", slug)).json())
     bodies.append(api.get("/api/v1/attempts/").json())
     hint = api.post(url(ex.number, "hints", slug))
@@ -305,16 +307,17 @@ def _without_identifiers(node: Any) -> Any:
 
 
 @pytest.mark.parametrize("slug", WORKBOOKS)
-def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient, slug: str) -> None:
+def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient, student: User, slug: str) -> None:
+    """Against the learner's own numbers: what they must not see is their own answer."""
     checked = seen = numbers = 0
     for ex in exercises(slug):
-        bodies = _responses_before_solving(api, ex)
+        bodies = _responses_before_solving(api, ex, student)
         text = strings_in(bodies)
-        for secret in secrets(ex):
+        for secret in secrets(ex, student):
             assert not _shows(text, secret), (ex.number, secret[:80])
         # Numbers in every way they are written (524,288 bytes = 512 KiB = 0.5 MiB = 5.24×10⁵ B),
         # the chapter's intro included: a learner reads it before any of its exercises.
-        answers, public = numeric_secrets(ex), public_numbers(ex)
+        answers, public = numeric_secrets(ex, student), public_numbers(ex, student)
         intro = api.get(f"/api/v1/workbooks/{slug}/chapters/{ex.chapter.number}/").json()["intro_html"]
         assert [str(leak) for leak in leaks(intro, answers, public)] == [], ex.number
         prose = strings_in(_without_identifiers(bodies))
@@ -324,12 +327,12 @@ def test_no_endpoint_leaks_an_answer_before_solving_or_revealing(api: APIClient,
         assert secret_keys_in(bodies) == set(), ex.number
         if ex.format == AnswerFormat.ORDER:
             shown = [s["id"] for s in api.get(url(ex.number, slug=slug)).json()["widget"]["steps"]]
-            assert shown != correct_payload(ex)["order"], ex.number  # never presented already solved
+            assert shown != correct_payload(ex, student)["order"], ex.number  # never presented already solved
 
         # Positive control: once revealed the same secrets do show, so the check above can see them.
         after = [api.post(url(ex.number, "reveal", slug)).json(), api.get(url(ex.number, slug=slug)).json()]
         shown_text = strings_in(after)
-        assert all(_shows(shown_text, s) for s in secrets(ex)), ex.number
+        assert all(_shows(shown_text, s) for s in secrets(ex, student)), ex.number
         # Every number the detection can read in the platform's own writing of it ("14" GPUs is
         # chance, "0.391" or "512 KiB" is not) it finds in the revealed solution.
         readable = [a for a in answers if leaks(a.text, [a])]
@@ -353,7 +356,10 @@ def test_another_learners_attempts_are_404(api: APIClient, other_student: User) 
     assert api.get("/api/v1/attempts/?workbook=transformer-math").json()["count"] == 1
 
 
-def test_the_plot_marks_the_callers_own_values_and_no_one_elses(api: APIClient, other_student: User) -> None:
+def test_the_plot_marks_the_callers_own_values_and_no_one_elses(
+    api: APIClient, student: User, other_student: User
+) -> None:
+    on_seed_numbers(student, Exercise.objects.get(workbook__slug="roofline", number="q3"))
     q3, attempts = url("q3", slug="roofline"), url("q3", "attempts", "roofline")
     assert api.get(q3).json()["plot"] is None
     # A partial attempt (the formula left for later) still puts its numbers on the plot.
@@ -375,7 +381,8 @@ def test_the_plot_marks_the_callers_own_values_and_no_one_elses(api: APIClient, 
     assert other.get(q3).json()["plot"] is None  # not solved, not revealed: no plot for them
 
 
-def test_reveal_hints_and_preview(api: APIClient) -> None:
+def test_reveal_hints_and_preview(api: APIClient, student: User) -> None:
+    on_seed_numbers(student, Exercise.objects.get(workbook__slug="transformer-math", number="1.3"))
     hint = api.post(url("0.1", "hints")).json()
     assert hint["hints"]["total"] == 2
     assert len(hint["hints"]["shown"]) == 1

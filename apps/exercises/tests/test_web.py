@@ -12,7 +12,7 @@ from apps.accounts.models import User
 from apps.exercises.content import cache
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.tests import content
-from apps.exercises.tests.answers import correct_payload
+from apps.exercises.tests.answers import correct_payload, on_seed_numbers
 from apps.learning import services as learning_services
 
 pytestmark = pytest.mark.django_db
@@ -94,6 +94,7 @@ def test_each_format_has_its_widget_and_no_answer(web: Client, number: str, mark
 
 
 def test_numeric_answer_without_javascript(web: Client, student: User) -> None:
+    on_seed_numbers(student, ex("0.1"))  # GPT-2 Small's numbers, quoted below
     invalid = web.post(f"{WB}0.1/", {"answer": "124.3 GB"})
     assert invalid.status_code == 400
     assert "Not graded — no attempt used." in invalid.text
@@ -111,9 +112,9 @@ def test_numeric_answer_without_javascript(web: Client, student: User) -> None:
     assert Attempt.objects.filter(user=student).count() == 2
 
 
-def test_order_with_position_selects(web: Client) -> None:
+def test_order_with_position_selects(web: Client, student: User) -> None:
     exercise = ex("2.5")
-    correct = correct_payload(exercise)["order"]
+    correct = correct_payload(exercise, student)["order"]
     form = {f"pos:{step}": str(i + 1) for i, step in enumerate(correct)}
     assert "✓ Correct" in web.post(f"{WB}2.5/", form).text
     clash = {f"pos:{step}": "1" for step in correct}
@@ -121,10 +122,10 @@ def test_order_with_position_selects(web: Client) -> None:
     assert "Give each step a different position." in response.text
 
 
-def test_table_choice_and_lines_without_javascript(web: Client) -> None:
-    cells = correct_payload(ex("8.5"))["cells"]
+def test_table_choice_and_lines_without_javascript(web: Client, student: User) -> None:
+    cells = correct_payload(ex("8.5"), student)["cells"]
     assert "✓ Correct" in web.post(f"{WB}8.5/", {f"cell:{k}": v for k, v in cells.items()}).text
-    choices = correct_payload(ex("0.3"))["choices"]
+    choices = correct_payload(ex("0.3"), student)["choices"]
     assert "✓ Correct" in web.post(f"{WB}0.3/", {"choices": choices}).text
     assert "✓ Correct" in web.post(f"{WB}0.6/", {"lines": ["8"]}).text
 
@@ -168,7 +169,9 @@ def form_fields(payload: dict[str, object]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("slug", ["transformer-math", "lm-from-scratch", "systems-serving", "scaling-book", "roofline"])
-def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client, slug: str, no_sandbox: None) -> None:
+def test_every_exercise_page_renders_and_grades_its_instant_answers(
+    web: Client, student: User, slug: str, no_sandbox: None
+) -> None:
     """Every exercise of every workbook through the page itself: its widget, and a correct plain-form
     answer graded as correct (code is the sandbox's: apps/sandbox/tests/test_flow.py)."""
     listed = Exercise.objects.filter(workbook__slug=slug, is_active=True).select_related("current_version", "workbook")
@@ -190,7 +193,7 @@ def test_every_exercise_page_renders_and_grades_its_instant_answers(web: Client,
         assert '<svg class="roofline"' not in page.text, exercise.number  # not before solving
         if exercise.format == "code":
             continue
-        graded = web.post(f"/w/{slug}/{exercise.number}/", form_fields(correct_payload(exercise)))
+        graded = web.post(f"/w/{slug}/{exercise.number}/", form_fields(correct_payload(exercise, student)))
         assert graded.status_code == 200, (exercise.number, graded.text[-500:])
         assert "✓ Correct" in graded.text, exercise.number
         assert exercise.current_version is not None

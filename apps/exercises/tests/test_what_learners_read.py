@@ -27,7 +27,7 @@ from apps.exercises.content import cache
 from apps.exercises.content.texts import leftovers
 from apps.exercises.grading.numeric import NumericTarget, base_threshold
 from apps.exercises.models import Attempt, Exercise
-from apps.exercises.tests.answers import correct_payload
+from apps.exercises.tests.answers import correct_payload, on_seed_numbers, resolved_for
 from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
@@ -119,7 +119,7 @@ def test_the_answer_typed_bare_in_base_units_reads_the_same_in_preview_verdict_a
     solved = 0
     for e in numeric:
         assert e.current_version is not None
-        target = cache.resolved(e.current_version).numeric
+        target = resolved_for(e, student).numeric  # the learner's own numbers
         assert target is not None
         typed = bare_in_base_units(target)
         preview = api.post(url(e, "preview"), {"answer": typed}, format="json")
@@ -232,6 +232,7 @@ def test_the_gib_figure_labelled_gb_solves_with_a_note_that_a_clean_answer_clear
     e = Exercise.objects.select_related("workbook", "current_version").get(
         workbook__slug="transformer-math", number="4.1"
     )
+    on_seed_numbers(student, e)  # "2 GB" is the seed's GiB figure
     noted = api.post(url(e, "attempts"), {"answer": "2 GB"}, format="json").json()
     assert (noted["verdict"], noted["correct"], noted["accepted_with_note"]) == ("correct", True, True)
     assert noted["feedback"].startswith("Accepted with a unit note")
@@ -264,11 +265,11 @@ def test_the_gib_figure_labelled_gb_solves_with_a_note_that_a_clean_answer_clear
     assert again["accepted_with_note"] is True and again["state"]["solved_with_note"] is False
 
 
-def test_every_convention_alternate_is_accepted_with_a_note(api: APIClient) -> None:
+def test_every_convention_alternate_is_accepted_with_a_note(api: APIClient, student: User) -> None:
     found = 0
     for e in active(AnswerFormat.NUMERIC):
         assert e.current_version is not None
-        target = cache.resolved(e.current_version).numeric
+        target = resolved_for(e, student).numeric
         assert target is not None
         for alt in target.alternates:
             if not alt.convention:
@@ -284,7 +285,7 @@ def test_every_convention_alternate_is_accepted_with_a_note(api: APIClient) -> N
 
 def test_parts_left_empty_beside_right_ones_cost_no_attempt(api: APIClient, student: User) -> None:
     e = Exercise.objects.select_related("workbook", "current_version").get(workbook__slug="roofline", number="q1")
-    right = correct_payload(e)["parts"]
+    right = correct_payload(e, student)["parts"]
     keys = list(right)
     assert len(keys) >= 2
     first = api.post(url(e, "attempts"), {"parts": {keys[0]: right[keys[0]]}}, format="json").json()

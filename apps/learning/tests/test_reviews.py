@@ -114,9 +114,7 @@ def test_a_wrong_first_answer_rates_the_review_again_and_brings_it_back_soon(
     assert card_of(user).reviews == 1
 
 
-def test_hints_make_a_review_hard_and_revealing_makes_it_again(
-    make_user: Callable[..., User], clock: Clock
-) -> None:
+def test_hints_make_a_review_hard_and_revealing_makes_it_again(make_user: Callable[..., User], clock: Clock) -> None:
     hinted, revealed, clean = make_user(), make_user(), make_user()
     for user in (hinted, revealed, clean):
         answer(client_for(user), user, right=True)
@@ -145,9 +143,7 @@ def test_first_solves_are_rated_by_how_they_went(make_user: Callable[..., User],
     assert due[after_wrong.username] <= due[first_try.username]
 
 
-def test_reviews_are_private_and_not_started_before_they_are_due(
-    make_user: Callable[..., User], clock: Clock
-) -> None:
+def test_reviews_are_private_and_not_started_before_they_are_due(make_user: Callable[..., User], clock: Clock) -> None:
     owner, stranger = make_user(), make_user()
     answer(client_for(owner), owner, right=True)
     card = card_of(owner)
@@ -159,9 +155,7 @@ def test_reviews_are_private_and_not_started_before_they_are_due(
     assert APIClient().get("/api/v1/reviews/").status_code == 401
 
 
-def test_due_today_means_before_the_end_of_the_learners_own_day(
-    make_user: Callable[..., User], clock: Clock
-) -> None:
+def test_due_today_means_before_the_end_of_the_learners_own_day(make_user: Callable[..., User], clock: Clock) -> None:
     user = make_user()
     user.time_zone = "Pacific/Auckland"  # UTC+13 in March: the learner's day ends at 11:00 UTC
     user.save()

@@ -41,6 +41,7 @@ from apps.progress.selectors.due import Due, due_by_assignment, learner_due
 from apps.progress.selectors.learner import (
     chapter_list,
     continue_point,
+    learner_numbers,
     numbers_seed,
     progress_get,
     progress_map,
@@ -86,6 +87,7 @@ __all__ = [
     "leaderboard",
     "learner_attempts",
     "learner_due",
+    "learner_numbers",
     "mastery",
     "member_get",
     "members",

@@ -3,7 +3,9 @@ progress rows of the exercises on a page, and where to continue."""
 
 from __future__ import annotations
 
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
+from typing import Any
+
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus
@@ -95,18 +97,41 @@ def continue_point(*, user: User) -> Exercise | None:
     return ranked.order_by("after", *order).first()
 
 
+def _shared_cohort(user_id: int, workbook_id: int) -> QuerySet[Membership, Any]:
+    return (
+        Membership.objects.filter(
+            user_id=user_id, cohort__numbers=Cohort.Numbers.SHARED, cohort__assignments__workbook_id=workbook_id
+        )
+        .order_by("cohort_id")
+        .values("cohort_id")[:1]
+    )
+
+
+def _seed(user_id: int, shared: int | None) -> tuple[str, int]:
+    return (f"cohort:{shared}", -1) if shared is not None else (f"learner:{user_id}", 0)
+
+
 def numbers_seed(*, user_id: int, workbook_id: int) -> tuple[str, int]:
     """Whose numbers a learner gets in a workbook, and the offset of their rounds.
 
     A learner in a cohort that shares numbers (and is assigned this workbook) gets the cohort's,
     from the seed's own numbers on (their round 1 is round 0); anyone else their own.
     """
-    shared = (
-        Membership.objects.filter(
-            user_id=user_id, cohort__numbers=Cohort.Numbers.SHARED, cohort__assignments__workbook_id=workbook_id
+    shared = _shared_cohort(user_id, workbook_id).values_list("cohort_id", flat=True).first()
+    return _seed(user_id, shared)
+
+
+def learner_numbers(*, user_id: int, exercise: Exercise) -> tuple[int, str, int]:
+    """The learner's round on an exercise (1 if never tried) and ``numbers_seed``, in one query:
+    the grading path reads it before every answer to a varying exercise."""
+    progress_round = ExerciseProgress.objects.filter(user_id=user_id, exercise_id=exercise.pk).values("round")[:1]
+    row = (
+        User.objects.filter(pk=user_id)
+        .annotate(
+            progress_round=Subquery(progress_round), shared=Subquery(_shared_cohort(user_id, exercise.workbook_id))
         )
-        .order_by("cohort_id")
-        .values_list("cohort_id", flat=True)
+        .values_list("progress_round", "shared")
         .first()
     )
-    return (f"cohort:{shared}", -1) if shared is not None else (f"learner:{user_id}", 0)
+    round_, shared = row if row is not None else (None, None)
+    return (1 if round_ is None else round_), *_seed(user_id, shared)

@@ -31,7 +31,7 @@ from apps.progress.services.cohorts import (
     join_code_normalize,
 )
 from apps.progress.services.profile import profile_update, stats_time_zone_refresh, time_zone_validate, workbook_reset
-from apps.progress.services.reviews import REVIEWABLE, review_revealed, review_solved, review_start, review_wrong
+from apps.progress.services.reviews import review_revealed, review_solved, review_start, review_wrong
 from apps.progress.services.skills import SKILL_ACTIONS, skill_mark
 from apps.progress.services.solves import (
     GLOBAL_ALL,
@@ -51,7 +51,6 @@ __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
     "GLOBAL_ALL",
-    "REVIEWABLE",
     "SKILL_ACTIONS",
     "AttemptInsert",
     "SolveResult",

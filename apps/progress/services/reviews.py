@@ -21,15 +21,12 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
-from apps.exercises.choices import AnswerFormat
+from apps.exercises import formats
 from apps.exercises.models import Exercise
 from apps.progress import srs
 from apps.progress.models import ExerciseProgress, ReviewCard
 
 logger = logging.getLogger(__name__)
-
-# Formats whose every part is graded in the web process.
-REVIEWABLE = frozenset(AnswerFormat.values) - {AnswerFormat.CODE, AnswerFormat.LINES}
 
 
 def _end(card: ReviewCard, progress: ExerciseProgress, rating: srs.Rating, at: datetime) -> None:
@@ -47,7 +44,7 @@ def _end(card: ReviewCard, progress: ExerciseProgress, rating: srs.Rating, at: d
 def review_solved(*, exercise: Exercise, progress: ExerciseProgress, at: datetime) -> ReviewCard | None:
     """An exercise was just solved (inside the solving attempt's transaction): rate the review
     under way, or make the exercise's card on its first solve."""
-    if exercise.format not in REVIEWABLE:
+    if not formats.get(exercise.format).reviewable:
         return None
     card = ReviewCard.objects.select_for_update().filter(user_id=progress.user_id, exercise=exercise).first()
     if card is not None:

@@ -101,7 +101,7 @@ def test_the_attempt_history_renders_each_answer_as_the_learner_saw_it(cohort: t
 
     # A number: as typed, with its unit, and how it was read.
     right = got[("transformer-math", numeric.number, True)]
-    typed = correct_payload(numeric)["answer"]
+    typed = correct_payload(numeric, learner)["answer"]
     assert numeric.current_version is not None
     stored = Attempt.objects.get(pk=right["id"])
     assert right == {
@@ -124,11 +124,13 @@ def test_the_attempt_history_renders_each_answer_as_the_learner_saw_it(cohort: t
         "understood": stored.parsed["understood"],
         "feedback": stored.feedback,
     }
-    assert got[("transformer-math", numeric.number, False)]["answer"]["text"] == wrong_payload(numeric)["answer"]
+    assert (
+        got[("transformer-math", numeric.number, False)]["answer"]["text"] == wrong_payload(numeric, learner)["answer"]
+    )
 
     # Options: their texts, not the opaque ids the client sent, labelled by where this learner saw them.
     spec = cache.resolved(choice.current_version).spec  # type: ignore[arg-type]
-    picked = wrong_payload(choice)["choices"]
+    picked = wrong_payload(choice, learner)["choices"]
     ids = presentation.option_ids(choice.current_version, len(spec.options or []))  # type: ignore[arg-type]
     shown = presentation.learner_order(learner.pk, choice.current_version, len(ids))  # type: ignore[arg-type]
     [index] = [ids.index(p) for p in picked]
@@ -148,14 +150,14 @@ def test_the_attempt_history_renders_each_answer_as_the_learner_saw_it(cohort: t
     answer = got[("transformer-math", table.number, False)]["answer"]
     assert answer["items"] == [{"label": label, "value": "1"} for label in labels.values()]
     assert answer["text"] == "; ".join(f"{label}: 1" for label in labels.values())
-    typed_parts = wrong_payload(parts)["parts"]
+    typed_parts = wrong_payload(parts, learner)["parts"]
     part_labels = presentation.part_labels(cache.resolved(parts.current_version).spec)  # type: ignore[arg-type]
     answer = got[("scaling-book", parts.number, False)]["answer"]
     assert answer["items"] == [{"label": part_labels[k], "value": typed_parts[k]} for k in part_labels]
 
     # Lines: their numbers and their code; code: the code itself.
     starter = cache.resolved(lines.current_version).spec.code.starter.splitlines()  # type: ignore[arg-type, union-attr]
-    [n] = wrong_payload(lines)["lines"]
+    [n] = wrong_payload(lines, learner)["lines"]
     answer = got[("transformer-math", lines.number, False)]["answer"]
     assert answer == {"text": f"lines {n}", "items": [{"label": f"line {n}", "value": starter[n - 1]}], "code": None}
     queued = got[("transformer-math", code_ex.number, False)]
@@ -248,7 +250,7 @@ def test_the_csv_files_are_the_ones_the_admin_downloads(cohort: tuple[Cohort, Us
 def test_the_attempts_csv_has_the_answers_as_the_history_renders_them(cohort: tuple[Cohort, User, User]) -> None:
     c, teacher, learner = cohort
     order, numeric = first("order"), first("numeric")
-    negative = {"answer": "-" + correct_payload(numeric)["answer"]}
+    negative = {"answer": "-" + correct_payload(numeric, learner)["answer"]}
     learning_services.attempt_create(user=learner, exercise=order, payload=wrong_payload(order, learner))
     learning_services.attempt_create(user=learner, exercise=numeric, payload=negative)
     client = api(teacher)

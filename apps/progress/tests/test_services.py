@@ -10,6 +10,7 @@ from django.db import connections
 
 from apps.accounts.models import User
 from apps.exercises.models import Attempt, Exercise
+from apps.exercises.tests.answers import on_seed_numbers
 from apps.learning import services as learning_services
 from apps.progress.models import ExerciseProgress
 
@@ -23,6 +24,7 @@ def test_concurrent_correct_attempts_solve_once(make_user: Callable[..., User]) 
     exercise = Exercise.objects.select_related("workbook", "current_version").get(
         workbook__slug="transformer-math", number="4.4"
     )
+    on_seed_numbers(user, exercise)  # "30" is the seed's answer
     barrier = threading.Barrier(8)
     first_solves: list[bool] = []
     solver: list[int] = []
