@@ -62,10 +62,10 @@ from functools import lru_cache
 from html.parser import HTMLParser
 
 from apps.exercises.content.render import RenderError, markdown_html, render
-from apps.exercises.content.variants import variant
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec
 from apps.exercises.content.texts import slots
+from apps.exercises.content.variants import variant
 from apps.exercises.grading.formula import FormulaError, Number, scope_of
 from apps.exercises.grading.numeric import NumericTarget, close
 from apps.exercises.grading.units import DIMENSIONLESS, Dim, Unit, UnitError, lookup_atom, parse_unit, unit
