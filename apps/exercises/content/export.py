@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from apps.exercises import formats
 from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.resolve import ContentError, resolve
-from apps.exercises.content.schema import WorkbookSpec
+from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
+from apps.exercises.content.variants import Variant
 
 
 class ExportError(ValueError):
@@ -20,10 +22,17 @@ class WorkbookMissing(ExportError):
     """No such workbook in the content folder."""
 
 
-def workbook_export(root: Path, slug: str, *, compute_expected: bool = True) -> dict[str, Any]:
+# Which numbers to export an exercise with: its chapter and itself → a variant (None: the seed's).
+VariantOf = Callable[[ChapterSpec, ExerciseSpec], Variant | None]
+
+
+def workbook_export(
+    root: Path, slug: str, *, compute_expected: bool = True, variant_of: VariantOf | None = None
+) -> dict[str, Any]:
     """Load ``<root>/<slug>`` and export it. ``compute_expected`` runs reference solutions for
     test cases without an expected value (the loader's check); the export itself only counts
-    the cases, so a web request passes False and runs no code."""
+    the cases, so a web request passes False and runs no code. ``variant_of`` picks the numbers
+    (a learner's round); without it, the seed's (round 0)."""
     dirs = list(workbook_dirs(root, slug))
     if not dirs:
         raise WorkbookMissing(f"no workbook {slug!r} under {root}")
@@ -31,16 +40,18 @@ def workbook_export(root: Path, slug: str, *, compute_expected: bool = True) -> 
         spec = load_workbook(dirs[0], compute_expected=compute_expected)
     except LoadError as exc:
         raise ExportError(str(exc)) from None
-    return export_spec(spec)
+    return export_spec(spec, variant_of=variant_of)
 
 
-def export_spec(spec: WorkbookSpec) -> dict[str, Any]:
-    """Every exercise's number, kind, format, and evaluated answers."""
+def export_spec(spec: WorkbookSpec, *, variant_of: VariantOf | None = None) -> dict[str, Any]:
+    """Every exercise's number, kind, format, and evaluated answers. With ``variant_of``, a
+    varying exercise also says which round and givens its answers are for."""
     exercises = []
     for chapter in spec.chapters:
         for ex in chapter.exercises:
+            variant = variant_of(chapter, ex) if variant_of is not None and ex.vary is not None else None
             try:
-                r = resolve(ex)
+                r = resolve(ex, variant)
             except ContentError as exc:
                 raise ExportError(f"{ex.number}: {exc}") from None
             item: dict[str, Any] = {
@@ -50,7 +61,10 @@ def export_spec(spec: WorkbookSpec) -> dict[str, Any]:
                 "kind": ex.kind,
                 "format": ex.format,
             }
-            item.update(formats.get(ex.format).export(ex, r))
+            if variant is not None:
+                item["round"] = variant.round
+                item["givens"] = variant.givens(ex)
+            item.update(formats.get(ex.format).export(r.spec, r))
             if spec.skills is not None:
                 item["skills"] = [s.key for s in spec.skills.skills if ex.number in s.exercises]
             if ex.code:

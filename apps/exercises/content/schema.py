@@ -306,7 +306,9 @@ class PresetUse(Strict):
     rows: dict[str, dict[str, Scalar | str]] = {}
 
     def keys(self) -> list[str]:
-        return list(self.pick) if self.pick is not None else list(self.rows)
+        # Sorted: PostgreSQL's jsonb does not keep the file's key order, and a draw must not
+        # depend on where the spec was read from.
+        return list(self.pick) if self.pick is not None else sorted(self.rows)
 
 
 class VarySpec(Strict):

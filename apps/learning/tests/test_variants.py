@@ -127,3 +127,40 @@ def test_a_cohort_that_shares_numbers_sees_the_seeds_then_shared_rounds(make_use
     # Outside the cohort a learner has their own numbers again.
     progress_services.cohort_leave(user=learners[0], cohort=cohort)
     assert clients[0].get(URL).json()["numbers"]["round"] == 2
+
+
+def test_export_content_gives_a_learners_round_and_round_0_is_the_seeds(make_user: Callable[..., User]) -> None:
+    import io
+    import json
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    user = make_user()
+    api = client_for(user)
+    revealed = api.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+
+    def export(**options: object) -> dict[str, dict[str, object]]:
+        out = io.StringIO()
+        call_command("export_content", workbook=SLUG, stdout=out, **options)
+        return {e["number"]: e for e in json.loads(out.getvalue())["exercises"]}
+
+    seed, round_zero, mine = export(), export(round=0, learner=user.pk), export(round=1, learner=user.pk)
+    assert round_zero["0.1"]["answer_text"] == seed["0.1"]["answer_text"] == "124.32 M params"
+    assert round_zero["0.1"]["round"] == 0 and "round" not in seed["0.1"]
+    assert mine["0.1"]["answer_text"] == revealed and mine["0.1"]["round"] == 1
+    attempt_givens = api.post(URL + "attempts/", {"answer": revealed}, format="json").json()
+    assert attempt_givens["correct"] is True
+    assert mine["0.1"]["givens"] == user.attempts.get().details["variant"]["givens"]
+    # Fixed exercises export the same whatever the round.
+    fixed = [n for n, e in seed.items() if "round" not in mine[n]]
+    assert fixed and all(mine[n] == seed[n] for n in fixed)
+    api.post(URL + "new-numbers/")
+    assert (
+        export(round=2, learner=user.pk)["0.1"]["answer_text"]
+        == api.post(URL + "reveal/").json()["solution"]["answer"]["text"]
+    )
+    with pytest.raises(CommandError, match="name them with --learner"):
+        export(round=2)
+    with pytest.raises(CommandError, match="No user"):
+        export(round=1, learner=10**9)
