@@ -14,6 +14,7 @@ from apps.exercises.content.loader import LoadError, load_workbook, workbook_dir
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.content.tells import choice_tell
+from apps.exercises.content.variants import Coverage, coverage
 from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner
 
@@ -30,6 +31,7 @@ class WorkbookReport:
     single_choices: int = 0  # single-answer choice exercises
     longest_correct: int = 0  # of them, those whose correct option is strictly the longest
     wrong_solutions: int = 0  # plausible wrong solutions run against the hidden tests
+    coverage: Coverage = field(default_factory=Coverage)  # how much varies per learner
 
     def summary(self) -> str:
         """The counts behind "ok": the length tell over single-answer choices, wrong solutions run."""
@@ -40,6 +42,8 @@ class WorkbookReport:
             )
         if self.wrong_solutions:
             parts.append(f"{self.wrong_solutions} wrong solutions must fail")
+        if self.coverage.auto_graded:
+            parts.append(self.coverage.text())
         return "; ".join(parts)
 
 
@@ -60,6 +64,7 @@ def check_workbooks(
             report.problems.append(str(exc))
             continue
         report.spec = spec
+        report.coverage = coverage(e for c in spec.chapters for e in c.exercises)
         for chapter in spec.chapters:
             report.problems += check_chapter(chapter)
             for exercise in chapter.exercises:

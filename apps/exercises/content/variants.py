@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import astuple, dataclass
 
 from apps.exercises.content.schema import ExerciseSpec, PresetUse
 from apps.exercises.grading.formula import FormulaError, Number, evaluate, scope_of
@@ -121,3 +121,41 @@ def fill_labels(data: object, labels: dict[str, str]) -> object:
     if isinstance(data, str):
         return _LABEL.sub(lambda m: labels.get(m.group(1), m.group(0)), data)
     return data
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a workbook varies per learner (the targets: 80% of numeric Derive exercises,
+    50% of all auto-graded ones)."""
+
+    numeric_derive: int = 0
+    numeric_derive_varying: int = 0
+    auto_graded: int = 0
+    auto_graded_varying: int = 0
+
+    def __add__(self, other: Coverage) -> Coverage:
+        return Coverage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    def text(self) -> str:
+        def pct(part: int, whole: int) -> str:
+            return f"{part}/{whole} ({100 * part / whole:.0f}%)" if whole else "0/0"
+
+        return (
+            f"numbers vary in {pct(self.numeric_derive_varying, self.numeric_derive)} numeric Derive, "
+            f"{pct(self.auto_graded_varying, self.auto_graded)} auto-graded"
+        )
+
+
+def coverage(exercises: Iterable[ExerciseSpec]) -> Coverage:
+    from apps.exercises import formats  # the formats import the content models
+
+    numeric = numeric_varying = auto = auto_varying = 0
+    for e in exercises:
+        fmt = formats.get(e.format)
+        if fmt.graded_here:
+            auto += 1
+            auto_varying += e.vary is not None
+        if fmt.one_number and e.kind == "derive":
+            numeric += 1
+            numeric_varying += e.vary is not None
+    return Coverage(numeric, numeric_varying, auto, auto_varying)

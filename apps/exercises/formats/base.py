@@ -153,6 +153,10 @@ class Format:
     submit_label: ClassVar[str] = "Check answer"
     # Whether a solve becomes a spaced-review card: every part graded in the web process, quickly.
     reviewable: ClassVar[bool] = True
+    # Graded in the web process (at least in part): the "auto-graded" of the variant coverage figures.
+    graded_here: ClassVar[bool] = True
+    # The answer is one number with a unit (a numeric Derive, when the kind is derive).
+    one_number: ClassVar[bool] = False
 
     @property
     def template(self) -> str:

@@ -52,6 +52,7 @@ class Code(Format):
     kinds = frozenset({ExerciseKind.BUILD, ExerciseKind.DEBUG})
     submit_label = "Run the tests"
     reviewable = False  # a sandbox run is no quick review
+    graded_here = False
 
     def parts(self, spec: ExerciseSpec) -> tuple[AttemptPart, ...]:
         return (AttemptPart.CODE,)

@@ -90,6 +90,7 @@ class Integer(Format):
     solution_out = IntegerSolution
     required = ("answer",)
     kinds = frozenset({ExerciseKind.DERIVE, ExerciseKind.TRACE, ExerciseKind.DESIGN})
+    one_number = True
 
     def _answer(self, r: ResolvedExercise) -> int:
         """The answer (``check`` proves the formula whole; rounded should it not be)."""

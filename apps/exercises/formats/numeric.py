@@ -101,6 +101,7 @@ class Numeric(Format):
     required = ("answer",)
     optional = frozenset({"plot"})
     kinds = frozenset({ExerciseKind.DERIVE, ExerciseKind.DESIGN})
+    one_number = True
 
     def form_payload(self, data: QueryDict) -> dict[str, Any]:
         return {"answer": data.get("answer", "")}

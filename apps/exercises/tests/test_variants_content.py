@@ -13,7 +13,7 @@ from apps.exercises.content.checks import VARIANT_SAMPLES, check_exercise
 from apps.exercises.content.loader import LoadError, load_workbook
 from apps.exercises.content.resolve import resolve
 from apps.exercises.content.schema import ExerciseSpec
-from apps.exercises.content.variants import samples, variant
+from apps.exercises.content.variants import coverage, samples, variant
 from apps.exercises.tests import content
 
 
@@ -184,3 +184,14 @@ def test_presets_fill_givens_and_labels_and_bad_tables_are_named(tmp_path: Path)
     (book / "presets.yaml").write_text(yaml.safe_dump(presets))
     with pytest.raises(LoadError, match="needs a `source`"):
         load_workbook(book, compute_expected=False)
+
+
+def test_coverage_meets_the_targets() -> None:
+    """At least 80% of numeric Derive exercises and 50% of all auto-graded ones vary per learner."""
+    total = coverage(e for slug in content.slugs() for c in content.workbook(slug).chapters for e in c.exercises)
+    assert total.numeric_derive >= 100 and total.auto_graded >= 200
+    assert total.numeric_derive_varying >= 0.8 * total.numeric_derive, total.text()
+    assert total.auto_graded_varying >= 0.5 * total.auto_graded, total.text()
+    for slug in content.slugs():
+        mine = coverage(e for c in content.workbook(slug).chapters for e in c.exercises)
+        assert mine.numeric_derive_varying >= 0.8 * mine.numeric_derive, (slug, mine.text())

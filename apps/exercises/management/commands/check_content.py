@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.exercises.content.report import check_workbooks
+from apps.exercises.content.variants import Coverage
 from apps.sandbox import selectors as sandbox_selectors
 from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner, SandboxUnavailable
@@ -56,5 +57,8 @@ class Command(BaseCommand):
             for warning in r.warnings:
                 self.stdout.write(self.style.WARNING(f"  ~ warning: {warning}"))
             failed += len(r.problems)
+        if len(reports) > 1:
+            total = sum((r.coverage for r in reports), Coverage())
+            self.stdout.write(f"all workbooks: {total.text()}")
         if failed:
             raise CommandError(f"{failed} content problem(s)")
