@@ -96,13 +96,13 @@ class CohortForm(forms.ModelForm[Cohort]):
 
     class Meta:
         model = Cohort
-        fields = ("name", "instructor", "time_zone")
+        fields = ("name", "instructor", "time_zone", "numbers")
 
 
 @admin.register(Cohort)
 class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
     form = CohortForm
-    list_display = ("name", "instructor", "time_zone", "learners", "join_code", "monitor")
+    list_display = ("name", "instructor", "time_zone", "numbers", "learners", "join_code", "monitor")
     search_fields = ("name", "join_code")
     readonly_fields = ("join_code", "created_at")
     inlines = [AssignmentInline, MembershipInline]
@@ -121,14 +121,18 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         return found
 
     def get_fields(self, request: HttpRequest, obj: Cohort | None = None) -> tuple[str, ...]:
-        own = ("name", "time_zone") if not request.user.is_superuser else ("name", "instructor", "time_zone")
+        own = (
+            ("name", "time_zone", "numbers")
+            if not request.user.is_superuser
+            else ("name", "instructor", "time_zone", "numbers")
+        )
         return (*own, "join_code", "created_at") if obj else own
 
     def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any) -> Any:
         if request.user.is_superuser:
-            kwargs["fields"] = ("name", "instructor", "time_zone")
+            kwargs["fields"] = ("name", "instructor", "time_zone", "numbers")
         else:
-            kwargs["fields"] = ("name", "time_zone")
+            kwargs["fields"] = ("name", "time_zone", "numbers")
         return super().get_form(request, obj, change, **kwargs)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -140,11 +144,15 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         if change:
             # The form has set the fields on obj; the service validates and saves them.
             handover = obj.instructor if request.user.is_superuser else None
-            services.cohort_update(cohort=obj, name=obj.name, time_zone=obj.time_zone, instructor=handover)
+            services.cohort_update(
+                cohort=obj, name=obj.name, time_zone=obj.time_zone, instructor=handover, numbers=obj.numbers
+            )
             return
         instructor = obj.instructor if request.user.is_superuser and obj.instructor_id else request.user
         assert isinstance(instructor, User)
-        created = services.cohort_create(instructor=instructor, name=obj.name, time_zone=obj.time_zone)
+        created = services.cohort_create(
+            instructor=instructor, name=obj.name, time_zone=obj.time_zone, numbers=obj.numbers
+        )
         obj.pk, obj.instructor, obj.join_code, obj.created_at = (
             created.pk,
             instructor,

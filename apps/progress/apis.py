@@ -178,7 +178,11 @@ class CohortListApi(APIView):
         data = body.validated_data
         workbooks = [(exercise_selectors.workbook_get(slug=a["workbook"]), a.get("due_on")) for a in data["workbooks"]]
         cohort = services.cohort_create(
-            instructor=user, name=data["name"], time_zone=data["time_zone"], workbooks=workbooks
+            instructor=user,
+            name=data["name"],
+            time_zone=data["time_zone"],
+            workbooks=workbooks,
+            numbers=data["numbers"],
         )
         view = bundles.cohort_view(user=user, cohort=cohort, with_due=False)
         return Response(represent(CohortOut, view), status=status.HTTP_201_CREATED)

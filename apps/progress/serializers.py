@@ -19,6 +19,7 @@ from apps.exercises.models import Attempt
 from apps.exercises.selectors import Counts
 from apps.exercises.serializers import ProgressCountsOut
 from apps.progress import selectors, services
+from apps.progress.models import Cohort
 from apps.progress.selectors.bundles import Assignment, CohortView
 
 
@@ -196,6 +197,11 @@ class CohortOut(serializers.Serializer[Any]):
     id = serializers.IntegerField(source="cohort.pk")
     name = serializers.CharField(source="cohort.name")
     time_zone = serializers.CharField(source="cohort.time_zone")
+    numbers = serializers.ChoiceField(
+        source="cohort.numbers",
+        choices=Cohort.Numbers.choices,
+        help_text="Varying exercises: each learner their own numbers, or the same for everyone (the seed's first).",
+    )
     instructor = serializers.CharField(source="cohort.instructor.username", help_text="The instructor's username.")
     role = serializers.ChoiceField(choices=["instructor", "member"], help_text="Your place in this cohort.")
     join_code = ComputedField(allow_null=True, help_text="Shown to the cohort's instructor only.")
@@ -210,6 +216,11 @@ class CohortOut(serializers.Serializer[Any]):
 class CohortIn(serializers.Serializer[Any]):
     name = StrictCharField(max_length=120)
     time_zone = TimeZoneField(max_length=64, default="UTC", help_text="An IANA time zone name.")
+    numbers = serializers.ChoiceField(
+        choices=Cohort.Numbers.choices,
+        default=Cohort.Numbers.PER_LEARNER,
+        help_text="per_learner (default: no copying) or shared (one set of numbers for discussing in class).",
+    )
     workbooks = AssignmentIn(many=True, required=False, default=list)
 
 

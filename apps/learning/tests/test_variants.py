@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from apps.accounts.models import Role, User
 from apps.exercises.content import cache
-from apps.exercises.models import Exercise, Workbook
+from apps.exercises.models import Exercise
 from apps.progress import services as progress_services
 from apps.progress.models import Cohort
 
@@ -109,14 +109,20 @@ def test_an_exercise_with_fixed_numbers_has_no_new_numbers(api: APIClient) -> No
 
 
 def test_a_cohort_that_shares_numbers_sees_the_seeds_then_shared_rounds(make_user: Callable[..., User]) -> None:
-    teacher = make_user(role=Role.INSTRUCTOR)
-    cohort = progress_services.cohort_create(name="Lecture", instructor=teacher, time_zone="UTC")
-    progress_services.cohort_assign(cohort=cohort, workbook=Workbook.objects.get(slug=SLUG))
-    Cohort.objects.filter(pk=cohort.pk).update(numbers=Cohort.Numbers.SHARED)
+    teacher = client_for(make_user(role=Role.INSTRUCTOR))
+    created = teacher.post(
+        "/api/v1/cohorts/",
+        {"name": "Lecture", "numbers": "shared", "workbooks": [{"workbook": SLUG}]},
+        format="json",
+    )
+    assert created.status_code == 201 and created.json()["numbers"] == "shared", created.content
     learners = [make_user() for _ in range(3)]
-    for learner in learners:
-        progress_services.cohort_join(user=learner, code=cohort.join_code)
     clients = [client_for(u) for u in learners]
+    for c in clients:
+        assert c.post("/api/v1/cohorts/join/", {"code": created.json()["join_code"]}, format="json").status_code in (
+            200,
+            201,
+        )
     pages = [c.get(URL).json() for c in clients]
     assert {p["prompt_html"] for p in pages} == {seed_prompt()}  # the book's own numbers, for the lecture
     assert pages[0]["numbers"]["round"] == 0
@@ -124,9 +130,14 @@ def test_a_cohort_that_shares_numbers_sees_the_seeds_then_shared_rounds(make_use
         c.post(URL + "reveal/")
         c.post(URL + "new-numbers/")
     assert len({c.get(URL).json()["prompt_html"] for c in clients}) == 1  # the class's shared round 1
-    # Outside the cohort a learner has their own numbers again.
-    progress_services.cohort_leave(user=learners[0], cohort=cohort)
-    assert clients[0].get(URL).json()["numbers"]["round"] == 2
+    # The instructor switches to per-learner numbers (the admin's cohort form): each their own again.
+    cohort = Cohort.objects.get(pk=created.json()["id"])
+    progress_services.cohort_update(
+        cohort=cohort, name=cohort.name, time_zone=cohort.time_zone, numbers=Cohort.Numbers.PER_LEARNER
+    )
+    assert all(c.get(URL).json()["numbers"]["round"] == 2 for c in clients)
+    bad = teacher.post("/api/v1/cohorts/", {"name": "X", "numbers": "every-other"}, format="json")
+    assert bad.status_code == 400
 
 
 def test_export_content_gives_a_learners_round_and_round_0_is_the_seeds(make_user: Callable[..., User]) -> None:

@@ -43,17 +43,25 @@ def cohort_create(
     name: str,
     time_zone: str = "UTC",
     workbooks: Sequence[tuple[Workbook, date | None]] = (),
+    numbers: str = Cohort.Numbers.PER_LEARNER,
 ) -> Cohort:
+    """A cohort with a fresh join code. ``numbers``: each learner their own numbers on varying
+    exercises, or the same for the whole class (``shared``: the seed's first)."""
     if not can_teach(instructor):
         raise ApplicationError("Only instructors create cohorts.", code="permission_denied", status_code=403)
     if not name.strip():
         raise ApplicationError("A cohort needs a name.", code="bad_payload")
     time_zone_validate(time_zone)
+    _numbers_validate(numbers)
     for _ in range(5):
         try:
             with transaction.atomic():
                 cohort = Cohort.objects.create(
-                    name=name.strip(), instructor=instructor, time_zone=time_zone, join_code=join_code_new()
+                    name=name.strip(),
+                    instructor=instructor,
+                    time_zone=time_zone,
+                    join_code=join_code_new(),
+                    numbers=numbers,
                 )
             break
         except IntegrityError:  # a code collision (31^8 codes): draw again
@@ -66,10 +74,20 @@ def cohort_create(
     return cohort
 
 
+def _numbers_validate(numbers: str) -> None:
+    if numbers not in Cohort.Numbers.values:
+        choices = ", ".join(Cohort.Numbers.values)
+        raise ApplicationError(f"Unknown numbers setting {numbers!r}: use {choices}.", code="bad_payload")
+
+
 @transaction.atomic
-def cohort_update(*, cohort: Cohort, name: str, time_zone: str, instructor: User | None = None) -> Cohort:
-    """Rename, move to another zone or (``instructor``) hand over a cohort. A new zone moves the
-    streak day of members who follow their cohort's zone."""
+def cohort_update(
+    *, cohort: Cohort, name: str, time_zone: str, instructor: User | None = None, numbers: str | None = None
+) -> Cohort:
+    """Rename, move to another zone, switch between per-learner and shared numbers, or
+    (``instructor``) hand over a cohort. A new zone moves the streak day of members who follow
+    their cohort's zone. Switching numbers changes what members see from their next visit; their
+    attempts keep the numbers they answered."""
     if instructor is not None and not can_teach(instructor):
         raise ApplicationError("Only instructors teach cohorts.", code="permission_denied", status_code=403)
     if not name.strip():
@@ -78,6 +96,10 @@ def cohort_update(*, cohort: Cohort, name: str, time_zone: str, instructor: User
     previous = Cohort.objects.select_for_update().values_list("time_zone", flat=True).get(pk=cohort.pk)
     cohort.name, cohort.time_zone = name.strip(), time_zone
     fields = ["name", "time_zone"]
+    if numbers is not None:
+        _numbers_validate(numbers)
+        cohort.numbers = numbers
+        fields.append("numbers")
     if instructor is not None:
         cohort.instructor = instructor
         fields.append("instructor")
