@@ -112,14 +112,7 @@ def current_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersio
 
 def attempt_variant(attempt: Attempt) -> Variant:
     """The numbers an attempt answered, as recorded with it (its learner may have moved on)."""
-    recorded = (attempt.details or {}).get("variant")
-    if not recorded:
-        return variants.SEED
-    return Variant(
-        round=int(recorded.get("round", 0)),
-        values=tuple(sorted((str(k), v) for k, v in recorded.get("givens", {}).items())),
-        labels=tuple(sorted((str(k), str(v)) for k, v in recorded.get("labels", {}).items())),
-    )
+    return variants.recorded(attempt.details)
 
 
 def end_of_day(user: User, at: datetime) -> datetime:

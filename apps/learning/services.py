@@ -45,7 +45,7 @@ from apps.core.exceptions import ApplicationError, ServiceUnavailable
 from apps.exercises import parts
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verdict
-from apps.exercises.content import cache
+from apps.exercises.content import cache, variants
 from apps.exercises.jobs import code_cases, code_job, limits_for
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 from apps.learning import live
@@ -446,10 +446,7 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload, variant=variant)
     details = result.details
     if not variant.is_seed:  # the numbers it answered, so it can be shown as the learner saw it
-        details = {
-            **details,
-            "variant": {"round": variant.round, "givens": dict(variant.values), "labels": dict(variant.labels)},
-        }
+        details = {**details, "variant": variants.record(variant)}
     attempt = Attempt(
         round=variant.round,
         user=user,

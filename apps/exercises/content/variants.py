@@ -101,6 +101,23 @@ def variant(spec: ExerciseSpec, *, seed: str, chapter: int, round: int) -> Varia
     return Variant(round=round, labels=tuple(sorted(seed_labels(spec).items())), drawn=False)
 
 
+def recorded(details: dict[str, object] | None) -> Variant:
+    """The numbers an attempt answered, from what it recorded (``details["variant"]``)."""
+    found = (details or {}).get("variant")
+    if not isinstance(found, dict):
+        return SEED
+    return Variant(
+        round=int(found.get("round", 0)),
+        values=tuple(sorted((str(k), v) for k, v in found.get("givens", {}).items())),
+        labels=tuple(sorted((str(k), str(v)) for k, v in found.get("labels", {}).items())),
+    )
+
+
+def record(variant: Variant) -> dict[str, object]:
+    """What an attempt keeps of its numbers (``recorded`` reads it back)."""
+    return {"round": variant.round, "givens": dict(variant.values), "labels": dict(variant.labels)}
+
+
 def samples(spec: ExerciseSpec, *, chapter: int, n: int) -> Iterator[Variant]:
     """``n`` variants as learners would get them (round 1 of n made-up learners), for the checks."""
     for i in range(n):

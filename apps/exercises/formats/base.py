@@ -228,6 +228,13 @@ class Format:
         """A wrong answer as the grader read it, for the statistics ("0.5 GiB" and "512 MiB" are one)."""
         return "(other)"
 
+    def relation_label(self, r: ResolvedExercise, seed: ResolvedExercise, attempt: Attempt) -> str | None:
+        """A wrong answer to a varying exercise by how it relates to the learner's own answer
+        (``r``: their numbers), so statistics pool learners whose numbers differ: the known
+        mistake it matched (named as on the seed's numbers, ``seed``), or a factor ("×2",
+        "÷10³"). None: label it by its value."""
+        return None
+
     def answer_shown(self, attempt: Attempt, spec: ExerciseSpec, parsed: dict[str, Any]) -> AnswerShown | None:
         """An answer as the learner saw it; None: shown as typed (or by its label)."""
         return None

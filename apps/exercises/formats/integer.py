@@ -21,6 +21,7 @@ from rest_framework import serializers
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import ExerciseKind
 from apps.exercises.formats.base import Format, SolutionOut, WidgetOut, payload_field
+from apps.exercises.formats.numeric import number_relation
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from apps.exercises.content.cache import Rendered
     from apps.exercises.content.resolve import ResolvedExercise
     from apps.exercises.content.schema import ExerciseSpec
-    from apps.exercises.models import Exercise, ExerciseVersion
+    from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 
 _WHOLE = re.compile(r"[+-]?(?:\d+|\d{1,3}(?:,\d{3})+|\d{1,3}(?:_\d{3})+)")
 _DECIMAL = re.compile(r"[+-]?(?:\d[\d,_]*)?\.\d*|[+-]?\d[\d,_]*\.")
@@ -107,9 +108,10 @@ class Integer(Format):
         if given == self._answer(r):
             return GradeResult(True, "Correct.", parsed=parsed)
         assert r.numeric is not None
-        for mistake in r.numeric.mistakes:
+        for i, mistake in enumerate(r.numeric.mistakes):
             if whole(mistake.value) == given:
-                return GradeResult(False, mistake.feedback, parsed=parsed, details={"mistake": True})
+                details = {"mistake": True, "mistake_index": i}
+                return GradeResult(False, mistake.feedback, parsed=parsed, details=details)
         return GradeResult(False, "Not quite. Count again against the givens.", parsed=parsed)
 
     def widget(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered, user_id: int) -> dict[str, Any]:
@@ -143,6 +145,9 @@ class Integer(Format):
         assert r.numeric is not None
         mistakes = [("Known mistake", f"{whole(m.value)} — {m.feedback}") for m in r.numeric.mistakes]
         return [("Answer", str(self._answer(r))), *mistakes]
+
+    def relation_label(self, r: ResolvedExercise, seed: ResolvedExercise, attempt: Attempt) -> str | None:
+        return number_relation(r, seed, attempt)
 
     def answer_label(self, exercise: Exercise, parsed: dict[str, Any]) -> str:
         return str(parsed["value"]) if "value" in parsed else "(other)"

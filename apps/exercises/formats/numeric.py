@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from apps.exercises.content.cache import Rendered
     from apps.exercises.content.resolve import ResolvedExercise
     from apps.exercises.content.schema import ExerciseSpec
-    from apps.exercises.models import Exercise, ExerciseVersion
+    from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 
 
 class NumericAnswerIn(serializers.Serializer[Any]):
@@ -91,6 +91,18 @@ def check_target(target: NumericTarget, where: str) -> list[str]:
             if numeric.close(mistake.value, alt.value, alt.tolerance):
                 problems.append(f"{where}.mistakes[{j}] coincides with alternates[{i}]")
     return problems
+
+
+def number_relation(r: ResolvedExercise, seed: ResolvedExercise, attempt: Attempt) -> str | None:
+    """A one-number answer's relation to the learner's own (``Format.relation_label``)."""
+    value = (attempt.parsed or {}).get("value")
+    if r.numeric is None or seed.numeric is None or not isinstance(value, (int, float)):
+        return None
+    index = (attempt.details or {}).get("mistake_index")
+    if isinstance(index, int) and index < len(seed.numeric.mistakes):
+        first = seed.numeric.mistakes[index].feedback.split(". ")[0].rstrip(".")
+        return f"mistake: {first}"
+    return numeric.relation(float(value), r.numeric.value, r.numeric.tolerance)
 
 
 class Numeric(Format):
@@ -168,6 +180,9 @@ class Numeric(Format):
                 ]
                 rows += [("Known mistake", f"{r.numeric.text(m.value)} — {m.feedback}") for m in r.numeric.mistakes]
         return rows
+
+    def relation_label(self, r: ResolvedExercise, seed: ResolvedExercise, attempt: Attempt) -> str | None:
+        return number_relation(r, seed, attempt)
 
     def answer_label(self, exercise: Exercise, parsed: dict[str, Any]) -> str:
         if "value" in parsed:  # the value the grader read (the reading the preview showed)

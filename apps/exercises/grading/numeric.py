@@ -362,6 +362,35 @@ _FACTORS: tuple[tuple[float, str], ...] = (
 )
 
 
+# How a wrong number relates to the learner's own answer, for instructors' statistics pooled
+# over learners with different numbers: the factor, written as the slip it suggests.
+_RELATIONS: tuple[tuple[float, str], ...] = (
+    (2**30 / 1e9, "2³⁰/10⁹ (GiB vs GB)"),
+    (2**20 / 1e6, "2²⁰/10⁶ (MiB vs MB)"),
+    (2**40 / 1e12, "2⁴⁰/10¹² (TiB vs TB)"),
+    (1.024, "1.024 (KiB vs kB)"),
+    *((10.0**k, f"10{str(k).translate(str.maketrans('0123456789', '⁰¹²³⁴⁵⁶⁷⁸⁹'))}") for k in (3, 6, 9, 12, 2, 1)),
+    *((float(2**k), str(2**k)) for k in (1, 2, 3, 4, 8, 16)),
+)
+
+
+def relation(value: float, answer: float, tolerance: float) -> str:
+    """``value`` against the learner's own ``answer``: "×2", "÷10³", "×2³⁰/10⁹ (GiB vs GB)", "−answer",
+    or "other"."""
+    if answer == 0 or value == 0:
+        return "other"
+    ratio = value / answer
+    slack = max(tolerance, 1e-6)
+    if close(ratio, -1.0, slack):
+        return "−answer (sign)"
+    for factor, text in _RELATIONS:
+        if close(ratio, factor, slack):
+            return f"×{text}"
+        if close(ratio, 1 / factor, slack):
+            return f"÷{text}"
+    return "other"
+
+
 def factor_hint(value: float, target: float, tolerance: float) -> str | None:
     if target == 0 or value == 0:
         return None
@@ -386,8 +415,8 @@ def grade(raw: str, target: NumericTarget) -> GradeResult:
             if alt.convention:
                 return GradeResult(True, f"{CONVENTION_NOTE} {alt.feedback}", parsed=parsed, noted=True)
             return GradeResult(True, f"Accepted. {alt.feedback}", parsed=parsed)
-    for mistake in target.mistakes:
+    for i, mistake in enumerate(target.mistakes):
         if close(value, mistake.value, mistake.tolerance):
-            return GradeResult(False, mistake.feedback, parsed=parsed, details={"mistake": True})
+            return GradeResult(False, mistake.feedback, parsed=parsed, details={"mistake": True, "mistake_index": i})
     hint = factor_hint(value, target.value, target.tolerance)
     return GradeResult(False, hint or "Not quite. Check each step against the givens.", parsed=parsed)

@@ -175,3 +175,33 @@ def test_export_content_gives_a_learners_round_and_round_0_is_the_seeds(make_use
         export(round=2)
     with pytest.raises(CommandError, match="No user"):
         export(round=1, learner=10**9)
+
+
+def test_instructors_see_wrong_answers_pooled_by_their_relation_to_each_learners_own(
+    make_user: Callable[..., User],
+) -> None:
+    from apps.exercises.grading.numeric import format_in
+    from apps.exercises.tests.answers import resolved_for
+
+    teacher = client_for(make_user(role=Role.INSTRUCTOR))
+    created = teacher.post("/api/v1/cohorts/", {"name": "Pooled", "workbooks": [{"workbook": SLUG}]}, format="json")
+    code = created.json()["join_code"]
+    exercise = Exercise.objects.select_related("current_version", "workbook").get(workbook__slug=SLUG, number=NUMBER)
+    typed = set()
+    for i in range(4):
+        learner = make_user()
+        api = client_for(learner)
+        api.post("/api/v1/cohorts/join/", {"code": code}, format="json")
+        target = resolved_for(exercise, learner).numeric
+        assert target is not None
+        doubled = format_in(target.value * 2, target.input_unit)  # K and V counted twice, say
+        typed.add(doubled)
+        assert api.post(URL + "attempts/", {"answer": doubled}, format="json").json()["correct"] is False
+        if i == 0:  # the known mistake: the position embedding left out
+            mistake = target.mistakes[0]
+            api.post(URL + "attempts/", {"answer": format_in(mistake.value, target.input_unit)}, format="json")
+    stats = teacher.get(f"/api/v1/cohorts/{created.json()['id']}/exercises/?workbook={SLUG}").json()
+    [row] = [s for s in stats if s["number"] == NUMBER]
+    wrong = {w["answer"]: w["count"] for w in row["wrong_answers"]}
+    assert wrong["×2"] == 4, wrong  # four learners, up to four different numbers, one slip
+    assert wrong["mistake: That leaves out the learned position embedding (T·d)"] == 1, wrong

@@ -18,9 +18,10 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.exercises import formats
 from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
-from apps.exercises.content import cache
+from apps.exercises.content import cache, variants
+from apps.exercises.content.resolve import ContentError
 from apps.exercises.formats import AnswerShown
-from apps.exercises.models import Attempt, Exercise, Workbook
+from apps.exercises.models import Attempt, Exercise, ExerciseVersion, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership
 from apps.progress.selectors.streaks import streak_alive
@@ -222,10 +223,14 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
     labels = {e.pk: e for e in exercises}
     wrong_rows = Attempt.objects.filter(
         user_id__in=user_ids, exercise__workbook=workbook, verdict=Verdict.INCORRECT
-    ).values_list("exercise_id", "part", "parsed", "outcome")
-    for exercise_id, part, parsed, outcome in wrong_rows:
-        if exercise_id in labels:
-            wrong[exercise_id][answer_label(labels[exercise_id], part, parsed, outcome)] += 1
+    ).only("exercise_id", "version_id", "part", "parsed", "outcome", "details")
+    versions: dict[int, ExerciseVersion] = {}
+    for attempt in wrong_rows:
+        if attempt.exercise_id in labels:
+            label = answer_label(labels[attempt.exercise_id], attempt.part, attempt.parsed, attempt.outcome)
+            if (attempt.details or {}).get("variant"):  # numbers of its own: label by relation to them
+                label = _relation(attempt, labels[attempt.exercise_id], versions) or label
+            wrong[attempt.exercise_id][label] += 1
     result = []
     for e in exercises:
         rows = progress.get(e.pk, [])
@@ -247,6 +252,19 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
             )
         )
     return result
+
+
+def _relation(attempt: Attempt, exercise: Exercise, versions: dict[int, ExerciseVersion]) -> str | None:
+    """A wrong answer on a learner's own numbers, by its relation to their answer (``×2``, a known
+    mistake): raw values differ per learner and would not pool."""
+    version = versions.get(attempt.version_id)
+    if version is None:
+        version = versions[attempt.version_id] = ExerciseVersion.objects.get(pk=attempt.version_id)
+    try:
+        mine, seed = cache.resolved(version, variants.recorded(attempt.details)), cache.resolved(version)
+    except ContentError:
+        return None
+    return formats.get(exercise.format).relation_label(mine, seed, attempt)
 
 
 def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str) -> str:
