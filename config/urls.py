@@ -28,6 +28,7 @@ web: list[URLPattern | URLResolver] = [
     path("password/reset/done/", account_views.password_reset_complete, name="password-reset-complete"),
     path("password/reset/<uidb64>/<token>/", account_views.password_reset_confirm, name="password-reset-confirm"),
     path("progress/", progress_views.progress, name="progress"),
+    path("reviews/", learning_views.reviews, name="reviews"),
     path("leaderboard/", progress_views.leaderboard, name="leaderboard"),
     path("cohorts/", progress_views.cohorts, name="cohorts"),
     path("profile/", progress_views.profile, name="profile"),

@@ -87,6 +87,9 @@ class StateOut(serializers.Serializer[Any]):
     hints_used = serializers.IntegerField()
     solved_at = serializers.DateTimeField(allow_null=True)
     revealed_at = serializers.DateTimeField(allow_null=True)
+    reviewing = serializers.BooleanField(
+        help_text="A spaced review is under way: the first answer (or revealing) decides the next gap."
+    )
     solved_with_note = ComputedField(
         help_text="Solved only through an answer accepted with a unit note (the GiB figure labelled GB); "
         "a correct answer in the unit asked clears it."

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.models import User
@@ -25,11 +27,14 @@ from apps.learning import selectors as learning_selectors
 from apps.learning import services
 from apps.learning.serializers import AttemptOut, ExerciseDetailOut
 from apps.progress import selectors as progress_selectors
+from apps.progress import services as progress_services
+from apps.progress import srs
 
 
 def home(request: HttpRequest) -> HttpResponse:
     user = request.user if isinstance(request.user, User) else None
     context = {
+        "reviews_due": learning_selectors.reviews_due_count(user=user, at=timezone.now()) if user is not None else 0,
         "workbooks": progress_selectors.workbook_list(user=user),
         "streak": progress_selectors.streak_get(user=user) if user is not None else None,
         "next_exercise": progress_selectors.continue_point(user=user) if user is not None else None,
@@ -151,3 +156,23 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     }
     status = 400 if error is not None and error.status_code == 400 else 200
     return render(request, "exercises/exercise.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def reviews(request: HttpRequest) -> HttpResponse:
+    """Reviews due today: start one (the exercise, on fresh numbers), or mark a skill."""
+    user = request_user(request)
+    if request.method == "POST":
+        try:
+            card = progress_services.review_start(
+                user=user, card_id=int(request.POST.get("card", "0") or 0), at=timezone.now()
+            )
+        except (ApplicationError, ValueError) as exc:
+            messages.error(request, getattr(exc, "message", "No such review."))
+            return redirect(reverse("web:reviews"))
+        return redirect(reverse("web:exercise", args=[card.exercise.workbook.slug, card.exercise.number]))
+    at = timezone.now()
+    page = learning_selectors.review_page(user=user, at=at)
+    cards = [(card, round(100 * srs.retrievability(card, at))) for card in page.queue.cards]
+    return render(request, "exercises/reviews.html", {"page": page, "cards": cards})

@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.forms import email_help
@@ -33,14 +34,26 @@ def progress(request: HttpRequest) -> HttpResponse:
     streak = selectors.streak_get(user=user)
     activity = selectors.activity_get(user=user)
     books = selectors.mastery(user=user)
+    kept = selectors.retention(user=user, at=timezone.now())
     context = {
         "streak": streak,
         "activity": activity,
         "heatmap": charts.heatmap(activity, current_streak=streak.current, best_streak=streak.best),
         "weekly": charts.weekly(activity),
-        "books": [(book, charts.chapter_bars(book)) for book in books],
+        "books": [
+            (
+                book,
+                charts.chapter_bars(book),
+                [(c, _percent(kept.get((book.key, int(c.key))))) for c in book.chapters],
+            )
+            for book in books
+        ],
     }
     return render(request, "progress/progress.html", context)
+
+
+def _percent(value: float | None) -> int | None:
+    return None if value is None else round(100 * value)
 
 
 @login_required

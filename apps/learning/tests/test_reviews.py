@@ -177,3 +177,47 @@ def test_code_exercises_have_no_review_cards(make_user: Callable[..., User], clo
     progress = ExerciseProgress.objects.create(user=user, exercise=build, workbook=build.workbook, solved_at=T0)
     assert review_solved(exercise=build, progress=progress, at=T0) is None
     assert not ReviewCard.objects.filter(user=user).exists()
+
+
+def test_the_review_page_home_count_and_retention_without_javascript(
+    make_user: Callable[..., User], clock: Clock
+) -> None:
+    from django.test import Client
+
+    user = make_user()
+    api = client_for(user)
+    answer(api, user, right=True)
+    web = Client()
+    web.force_login(user)
+    assert "due today" not in web.get("/").text
+    assert "Nothing is due today" in web.get("/reviews/").text
+    assert "ch. 0: " in web.get("/progress/").text  # retention by chapter, next to mastery
+
+    clock.advance(days=2)
+    assert "1 review due today" in web.get("/").text
+    page = web.get("/reviews/").text
+    assert "0.1" in page and "Review on new numbers" in page
+    card = card_of(user)
+    started = web.post("/reviews/", {"card": card.pk})
+    assert started.status_code == 302 and started["Location"] == f"/w/{SLUG}/{NUMBER}/"
+    exercise_page = web.get(started["Location"]).text
+    assert "Review</strong> on new numbers" in exercise_page and "Derivation</h2>" not in exercise_page
+    assert web.post("/reviews/", {"card": "nope"}).status_code == 302  # a bad id is a message, not a 500
+    stranger = Client()
+    stranger.force_login(make_user())
+    assert stranger.post("/reviews/", {"card": card.pk}).status_code == 302
+    assert card_of(user).reviews == 0
+
+
+def test_try_new_numbers_on_the_page_after_revealing(make_user: Callable[..., User], clock: Clock) -> None:
+    from django.test import Client
+
+    web = Client()
+    web.force_login(make_user())
+    path = f"/w/{SLUG}/{NUMBER}/"
+    assert "Try new numbers" not in web.get(path).text
+    web.post(path, {"action": "reveal"})
+    assert "Try new numbers" in web.get(path).text
+    assert web.post(path, {"action": "new_numbers"}).status_code == 302
+    page = web.get(path).text
+    assert "Try new numbers" not in page and "Give up and show the derivation" in page

@@ -48,7 +48,7 @@ from apps.progress.selectors.learner import (
     workbook_list,
 )
 from apps.progress.selectors.mastery import Mastery, mastery
-from apps.progress.selectors.reviews import ReviewQueue, retention_by_chapter, reviews_due, reviews_due_count
+from apps.progress.selectors.reviews import ReviewQueue, retention, retention_by_chapter, reviews_due, reviews_due_count
 from apps.progress.selectors.skills import SkillBoard, SkillRow, skill_board, skill_get, skill_row
 from apps.progress.selectors.streaks import Activity, Day, Streak, activity_get, streak_alive, streak_get
 
@@ -94,6 +94,7 @@ __all__ = [
     "numbers_seed",
     "progress_get",
     "progress_map",
+    "retention",
     "retention_by_chapter",
     "reviews_due",
     "reviews_due_count",

@@ -45,6 +45,17 @@ def reviews_due_count(*, user: User, until: datetime) -> int:
     )
 
 
+def retention(*, user: User, at: datetime) -> dict[tuple[str, int], float]:
+    """FSRS retrievability now, averaged over the learner's cards per (workbook slug, chapter
+    number), over every workbook: one query. Chapters without cards are left out."""
+    values: dict[tuple[str, int], list[float]] = {}
+    cards = ReviewCard.objects.filter(user=user).select_related("exercise__workbook", "exercise__chapter")
+    for card in cards:
+        key = (card.exercise.workbook.slug, card.exercise.chapter.number)
+        values.setdefault(key, []).append(srs.retrievability(card, at))
+    return {key: sum(v) / len(v) for key, v in values.items()}
+
+
 def retention_by_chapter(*, user: User, workbook: Workbook, at: datetime) -> dict[int, float]:
     """FSRS retrievability now, averaged over the learner's cards in each chapter (by chapter id).
     Chapters without cards are left out."""
