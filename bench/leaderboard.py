@@ -18,9 +18,13 @@ each round:
 - ``streak``: ``selectors.streak_get(...)`` for a learner with a streak row;
 - ``top50_week`` and ``my_rank_week``: the same two on this week's global board (informational);
 - ``board_call``: ``selectors.leaderboard(...)``, what ``GET /api/v1/leaderboard/`` runs (the top
-  and the caller's rank) for a ranked learner outside the top (informational).
+  and the caller's rank) for a ranked learner outside the top (informational);
+- ``due_reviews``: ``selectors.due_cards(...)``, the review queue's read (a learner's cards due
+  before the end of their day) over >= 1.2M review cards;
+- ``review_queue``: ``selectors.reviews_due(...)``, what ``GET /api/v1/reviews/`` reads (the cards,
+  their exercises by primary key, the skills due; informational).
 
-Targets (p95 over the baseline's p95): top-50 <= 2x, my rank <= 5x, streak <= 3x.
+Targets (p95 over the baseline's p95): top-50 <= 2x, my rank <= 5x, streak <= 3x, due reviews <= 2x.
 Writes bench/results/leaderboard.json. ``--keep`` reuses a database a previous run generated
 with the same sizes (its "now" is the time it was generated: this week's board thins out).
 """
@@ -54,8 +58,8 @@ if TYPE_CHECKING:  # imported at run time only after django.setup()
 SUFFIX = "_lbbench"
 SETTINGS = "bench.settings"
 ZONES = ["UTC", "Europe/Paris", "America/New_York", "Asia/Tokyo", "America/Los_Angeles", "Asia/Kolkata"]
-TARGETS = {"top50": 2.0, "my_rank": 5.0, "streak": 3.0}
-INFORMATIONAL = {"top50_week": 2.0, "my_rank_week": 5.0}
+TARGETS = {"top50": 2.0, "my_rank": 5.0, "streak": 3.0, "due_reviews": 2.0}
+INFORMATIONAL = {"top50_week": 2.0, "my_rank_week": 5.0, "review_queue": 5.0}
 POOL = 2000  # learners drawn per measure (the baseline draws from every account)
 
 # Session settings for the bulk load only (the measured server settings are untouched).
@@ -159,6 +163,36 @@ _PROGRESS = [
        ) f
        ORDER BY g.user_id, g.exercise_id""",
     "ANALYZE progress_exerciseprogress",
+]
+
+# Review cards: one per solved (learner, exercise) of a format with reviews (not code), its FSRS
+# stability 1-60 days from the solve; then, to reach --cards, cards on random pairs a learner
+# reviewed before (as if solved in an earlier term), due from ten days ago to a month ahead.
+_CARDS = [
+    """INSERT INTO progress_reviewcard (user_id, exercise_id, state, stability, difficulty, due_at, last_review_at,
+                                       reviews, lapses, reviewing_since, created_at)
+       SELECT p.user_id, p.exercise_id, 2, s.stab, 5.0, p.first_solved_at + s.stab * interval '1 day',
+              p.first_solved_at, 0, 0, NULL, p.first_solved_at
+       FROM progress_exerciseprogress p
+       JOIN exercises_exercise e ON e.id = p.exercise_id
+       -- "0 * p.user_id" ties the lateral to the row, so random() is drawn per card, not once
+       CROSS JOIN LATERAL (SELECT 1 + 59 * random() + 0 * p.user_id AS stab) s
+       WHERE p.first_solved_at IS NOT NULL AND e.format NOT IN ('code', 'lines')
+       ORDER BY p.user_id, p.exercise_id""",
+    """INSERT INTO progress_reviewcard (user_id, exercise_id, state, stability, difficulty, due_at, last_review_at,
+                                       reviews, lapses, reviewing_since, created_at)
+       SELECT l.id, e.id, 2, g.stab, 5.0, now() + (40 * random() - 10) * interval '1 day',
+              now() - interval '20 days', 1, 0, NULL, now() - interval '80 days'
+       FROM (SELECT floor(random() * %(learners)s)::int AS uidx,
+                    floor(random() * (SELECT count(*) FROM lb_exercise))::int AS eidx,
+                    1 + 59 * random() AS stab
+             FROM generate_series(1, greatest(0, (1.5 * (%(cards)s - (SELECT count(*) FROM progress_reviewcard)))::int))
+            ) g
+       JOIN lb_learner l ON l.idx = g.uidx
+       JOIN lb_exercise e ON e.idx = g.eidx
+       JOIN exercises_exercise x ON x.id = e.id AND x.format NOT IN ('code', 'lines')
+       ON CONFLICT (user_id, exercise_id) DO NOTHING""",
+    "ANALYZE progress_reviewcard",
 ]
 
 # Solve days in each learner's effective time zone (own, else first cohort's, else the site's),
@@ -300,10 +334,11 @@ def generate(url: str, name: str, sizes: dict[str, int], site_tz: str) -> dict[s
         ("attempts", _ATTEMPTS, "exercises_attempt", True),
         ("progress", _PROGRESS, "progress_exerciseprogress", True),
         ("streaks", _STREAKS, "progress_learnerstats", False),
+        ("cards", _CARDS, "progress_reviewcard", True),
     ]
     loaded = [
         "accounts_user", "progress_cohort", "progress_cohortworkbook", "progress_membership", "exercises_attempt",
-        "progress_exerciseprogress", "progress_dailyactivity", "progress_learnerstats",
+        "progress_exerciseprogress", "progress_dailyactivity", "progress_learnerstats", "progress_reviewcard",
     ]  # fmt: skip
     seconds: dict[str, float] = {}
     with psycopg.connect(url, autocommit=True) as conn:
@@ -357,6 +392,8 @@ def data_summary(url: str, week: str) -> dict[str, int]:
         "progress_rows": "SELECT count(*) FROM progress_exerciseprogress",
         "solved_rows": "SELECT count(*) FROM progress_exerciseprogress WHERE solved_at IS NOT NULL",
         "learner_stats": "SELECT count(*) FROM progress_learnerstats",
+        "review_cards": "SELECT count(*) FROM progress_reviewcard",
+        "cards_due_now": "SELECT count(*) FROM progress_reviewcard WHERE due_at < now()",
         "memberships": "SELECT count(*) FROM progress_membership",
         "score_rows": "SELECT count(*) FROM progress_score",
         "ranked_all": "SELECT count(*) FROM progress_score WHERE board = 'all' AND NOT hidden",
@@ -405,7 +442,10 @@ def explain_leaderboard(user: User, period: str) -> list[dict[str, str]]:
 
 
 def measure(rounds: int, warmup: int, week: str) -> tuple[dict[str, list[float]], list[dict[str, Any]], dict[str, Any]]:
+    from datetime import timedelta
+
     from django.db import connection
+    from django.utils import timezone
 
     from apps.accounts.models import User
     from apps.progress import selectors
@@ -425,6 +465,7 @@ def measure(rounds: int, warmup: int, week: str) -> tuple[dict[str, list[float]]
         ("my_rank", ranked_q, GLOBAL_ALL),
         ("my_rank_week", ranked_q, week),
         ("streak", "SELECT user_id FROM progress_learnerstats ORDER BY random() LIMIT %(limit)s", None),
+        ("due_reviews", "SELECT DISTINCT user_id FROM progress_reviewcard ORDER BY 1 LIMIT 50000", None),
     ]:
         pools[key] = list(User.objects.in_bulk(ids(query, board_name)).values())
     notes = {key: len(users) for key, users in pools.items()}
@@ -474,6 +515,17 @@ def measure(rounds: int, warmup: int, week: str) -> tuple[dict[str, list[float]]
         user = rng.choice(pools["streak"])
         return lambda: selectors.streak_get(user=user)
 
+    # Due before the end of the learner's day: at most a day ahead of now.
+    until = timezone.now() + timedelta(days=1)
+
+    def due_reviews() -> Callable[[], object]:
+        user = rng.choice(pools["due_reviews"])
+        return lambda: selectors.due_cards(user_id=user.pk, until=until)
+
+    def review_queue() -> Callable[[], object]:
+        user = rng.choice(pools["due_reviews"])
+        return lambda: selectors.reviews_due(user=user, until=until)
+
     cases: dict[str, Callable[[], Callable[[], object]]] = {
         "pk_lookup": pk_lookup,
         "streak": streak,
@@ -485,6 +537,8 @@ def measure(rounds: int, warmup: int, week: str) -> tuple[dict[str, list[float]]
             cases[key] = rank_case(key, period)
     if pools["my_rank"]:
         cases["board_call"] = board_call
+    if pools["due_reviews"]:
+        cases["due_reviews"], cases["review_queue"] = due_reviews, review_queue
     timings: dict[str, list[float]] = {k: [] for k in cases}
     perf = time.perf_counter_ns
     for i in range(warmup + rounds):
@@ -516,6 +570,7 @@ def main() -> int:
     parser.add_argument("--attempts", type=int, default=5_000_000)
     parser.add_argument("--cohorts", type=int, default=200)
     parser.add_argument("--members", type=int, default=50, help="learners per cohort")
+    parser.add_argument("--cards", type=int, default=1_200_000, help="review cards, at least")
     parser.add_argument("--keep", action="store_true", help="reuse a database generated with the same sizes")
     args = parser.parse_args()
     if not 0 < args.learners <= 999_999 or not 0 < args.cohorts <= 9999 or args.cohorts * args.members > args.learners:
@@ -525,7 +580,13 @@ def main() -> int:
     if not database_url:
         print("DATABASE_URL must point at PostgreSQL (make bench starts one)", file=sys.stderr)
         return 2
-    sizes = {"learners": args.learners, "attempts": args.attempts, "cohorts": args.cohorts, "members": args.members}
+    sizes = {
+        "learners": args.learners,
+        "attempts": args.attempts,
+        "cohorts": args.cohorts,
+        "members": args.members,
+        "cards": args.cards,
+    }
     url, name, admin_url = scratch_url(database_url, SUFFIX)
     previous = marker_read(admin_url, name) if args.keep else None
     reused = previous is not None and all(previous.get(k) == v for k, v in sizes.items())

@@ -85,8 +85,9 @@ from mlsys_client.types import Response
 ROOT = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
 
-AnswerKey = Callable[[str, str, bool], dict[str, Any]]
-"""(workbook slug, exercise number, right?) -> the attempt's body: the right answer, or a wrong one."""
+AnswerKey = Callable[[str, str, bool, str], dict[str, Any]]
+"""(workbook slug, exercise number, right?, learner's username) -> the attempt's body: the right
+answer on that learner's own numbers, or a wrong one."""
 
 # The answer formats the journey answers, each with its request model and the widget it expects.
 BODIES: dict[str, Any] = {
@@ -236,9 +237,9 @@ def learner_journey(client: AuthenticatedClient, username: str, key: AnswerKey, 
             raise ApiError(f"{pick}: widget {type(detail.widget).__name__}, expected {WIDGETS[fmt].__name__}")
         verdicts = run.verdicts.setdefault(fmt, [])
         if fmt == "numeric":  # wrong first, then right
-            verdicts.append(str(answer(client, pick, key(pick.slug, pick.number, False)).verdict))
+            verdicts.append(str(answer(client, pick, key(pick.slug, pick.number, False, username)).verdict))
         if fmt == "code":
-            queued = answer(client, pick, key(pick.slug, pick.number, True), status=202)
+            queued = answer(client, pick, key(pick.slug, pick.number, True, username), status=202)
             verdicts.append(str(queued.status))
             started = time.monotonic()
             graded, run.code_polls = poll(client, queued.id)
@@ -246,7 +247,7 @@ def learner_journey(client: AuthenticatedClient, username: str, key: AnswerKey, 
             run.code_tests = graded.details.additional_properties.get("tests")
             verdicts.append(str(graded.verdict))
         else:
-            verdicts.append(str(answer(client, pick, key(pick.slug, pick.number, True)).verdict))
+            verdicts.append(str(answer(client, pick, key(pick.slug, pick.number, True, username)).verdict))
 
     assert run.revealed is not None
     revealed = exercise_reveal.sync_detailed(run.revealed.slug, run.revealed.number, client=client)
@@ -310,15 +311,17 @@ def content_answer_key() -> AnswerKey:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     django.setup()
+    from apps.accounts.models import User
     from apps.exercises.models import Exercise
     from apps.exercises.tests.answers import correct_payload, wrong_payload
 
-    def key(slug: str, number: str, right: bool) -> dict[str, Any]:
+    def key(slug: str, number: str, right: bool, username: str) -> dict[str, Any]:
         exercise = Exercise.objects.select_related("current_version").get(workbook__slug=slug, number=number)
+        learner = User.objects.get(username=username)  # a varying exercise has numbers of its own per learner
         if right and exercise.format == "code":
             (solution,) = (ROOT / "fixtures" / "workbooks" / slug / "code").glob(f"{number}-*/solution.py")
             return {"code": solution.read_text()}
-        return correct_payload(exercise) if right else wrong_payload(exercise)
+        return correct_payload(exercise, learner) if right else wrong_payload(exercise, learner)
 
     return key
 

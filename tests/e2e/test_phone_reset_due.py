@@ -80,7 +80,7 @@ def test_every_table_answer_input_is_in_view_and_usable(site: Site, width: str, 
         what = f"{exercise.workbook.slug} {exercise.number} ({width}, {theme})"
         visit(page, f"/w/{exercise.workbook.slug}/{exercise.number}/")
         inputs = assert_fully_in_view(page, "input[name^='cell:']", viewport["width"])
-        cells = correct_payload(exercise)["cells"]
+        cells = correct_payload(exercise, learner)["cells"]
         assert inputs == len(cells) > 0, what
         for i in range(inputs):  # wide enough to read what is typed, not a sliver
             box = page.locator("input[name^='cell:']").nth(i).bounding_box()

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKBOOK = ROOT / "fixtures" / "workbooks" / "transformer-math"
-NUMERIC = "0.1"
+NUMERIC = "0.2"  # LLaMA 7B's count: about one published model, the same numbers for everyone
 CODE = ("0.5", "0.5-param-count")
 BUILD_TIMEOUT_S = 1500  # a first build: base image by debootstrap, wheels, compose build
 COMMAND_TIMEOUT_S = 300

@@ -48,7 +48,14 @@ from apps.progress.selectors.learner import (
     workbook_list,
 )
 from apps.progress.selectors.mastery import Mastery, mastery
-from apps.progress.selectors.reviews import ReviewQueue, retention, retention_by_chapter, reviews_due, reviews_due_count
+from apps.progress.selectors.reviews import (
+    ReviewQueue,
+    due_cards,
+    retention,
+    retention_by_chapter,
+    reviews_due,
+    reviews_due_count,
+)
 from apps.progress.selectors.skills import SkillBoard, SkillRow, skill_board, skill_get, skill_row
 from apps.progress.selectors.streaks import Activity, Day, Streak, activity_get, streak_alive, streak_get
 
@@ -83,6 +90,7 @@ __all__ = [
     "cohorts_taught",
     "continue_point",
     "due_by_assignment",
+    "due_cards",
     "exercise_stats",
     "leaderboard",
     "learner_attempts",
