@@ -7,13 +7,14 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts.models import User
 from apps.exercises.models import Exercise
 from apps.exercises.tests.answers import correct_payload, wrong_payload
+from apps.learning.tests.helpers import client_for
 from apps.progress.models import LearnerStats, ReviewCard
+from apps.progress.tests.conftest import Clock
 
 pytestmark = pytest.mark.django_db
 
@@ -22,27 +23,13 @@ URL = f"/api/v1/workbooks/{SLUG}/exercises/{NUMBER}/"
 T0 = datetime.fromisoformat("2026-03-02T09:00:00+00:00")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.at = T0
-
-    def advance(self, **delta: float) -> datetime:
-        self.at = self.at + timedelta(**delta)
-        return self.at
-
-
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    """The platform's "now", frozen at T0 and moved by the test."""
     c = Clock()
+    c.set(T0.isoformat())
     monkeypatch.setattr(timezone, "now", lambda: c.at)
     return c
-
-
-def client_for(user: User) -> APIClient:
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
 
 
 def exercise() -> Exercise:
@@ -73,7 +60,7 @@ def test_a_first_try_solve_makes_a_card_that_comes_due_and_is_reviewed_on_fresh_
     assert card.due_at == T0 + timedelta(days=2) and card.reviews == 0  # a first Good: two days
     assert api.get("/api/v1/reviews/").json()["count"] == 0
 
-    clock.advance(days=2)
+    clock.at += timedelta(days=2)
     queue = api.get("/api/v1/reviews/").json()
     assert queue["count"] == 1
     [due] = queue["exercises"]
@@ -102,7 +89,7 @@ def test_a_wrong_first_answer_rates_the_review_again_and_brings_it_back_soon(
     user = make_user()
     api = client_for(user)
     answer(api, user, right=True)
-    clock.advance(days=2)
+    clock.at += timedelta(days=2)
     start = api.get("/api/v1/reviews/").json()["exercises"][0]["start_url"]
     api.post(start)
     assert answer(api, user, right=False)["correct"] is False
@@ -118,7 +105,7 @@ def test_hints_make_a_review_hard_and_revealing_makes_it_again(make_user: Callab
     hinted, revealed, clean = make_user(), make_user(), make_user()
     for user in (hinted, revealed, clean):
         answer(client_for(user), user, right=True)
-    clock.advance(days=2)
+    clock.at += timedelta(days=2)
     for user in (hinted, revealed, clean):
         api = client_for(user)
         api.post(api.get("/api/v1/reviews/").json()["exercises"][0]["start_url"])
@@ -149,7 +136,7 @@ def test_reviews_are_private_and_not_started_before_they_are_due(make_user: Call
     card = card_of(owner)
     early = client_for(owner).post(f"/api/v1/reviews/{card.pk}/start/")
     assert early.status_code == 409 and early.json()["error"]["code"] == "not_due"
-    clock.advance(days=3)
+    clock.at += timedelta(days=3)
     assert client_for(stranger).post(f"/api/v1/reviews/{card.pk}/start/").status_code == 404
     assert client_for(stranger).get("/api/v1/reviews/").json()["count"] == 0
     assert APIClient().get("/api/v1/reviews/").status_code == 401
@@ -193,7 +180,7 @@ def test_the_review_page_home_count_and_retention_without_javascript(
     assert "Nothing is due today" in web.get("/reviews/").text
     assert "ch. 0: " in web.get("/progress/").text  # retention by chapter, next to mastery
 
-    clock.advance(days=2)
+    clock.at += timedelta(days=2)
     assert "1 review due today" in web.get("/").text
     page = web.get("/reviews/").text
     assert "0.1" in page and "Review on new numbers" in page

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts.models import Role, User
 from apps.exercises.content import cache
 from apps.exercises.models import Exercise
+from apps.learning.tests.helpers import client_for
 from apps.progress import services as progress_services
 from apps.progress.models import Cohort
 
@@ -18,13 +18,6 @@ pytestmark = pytest.mark.django_db
 
 SLUG, NUMBER = "transformer-math", "0.1"  # GPT-2 parameters: numbers drawn from the GPT-2 table
 URL = f"/api/v1/workbooks/{SLUG}/exercises/{NUMBER}/"
-
-
-def client_for(user: User) -> APIClient:
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
 
 
 def seed_prompt() -> str:
