@@ -315,11 +315,18 @@ class AttemptOut(serializers.Serializer[Any]):
     understood = ComputedField(
         allow_null=True, help_text="How a numeric answer was read: the reading the preview showed and the grader took."
     )
-    details = serializers.DictField(help_text="Per-format detail: per-cell verdicts, the first misplaced step...")
+    details = ComputedField(help_text="Per-format detail: per-cell verdicts, the first misplaced step...")
+    round = serializers.IntegerField(help_text="The round of numbers it answered (a varying exercise); 0: the seed's.")
     run = ComputedField(
         allow_null=True, help_text="Code: the sandbox run (limits, start, elapsed time); null otherwise."
     )
     url = ComputedField()
+
+    @extend_schema_field(serializers.DictField())
+    def get_details(self, a: Attempt) -> dict[str, Any]:
+        # The numbers it answered stay server-side: a given the prompt does not show (one the
+        # learner is expected to know, or a preset row's) is not theirs to read back.
+        return {k: v for k, v in (a.details or {}).items() if k != "variant"}
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_correct(self, a: Attempt) -> bool:

@@ -295,7 +295,9 @@ def _shows(text: str, secret: str) -> bool:
 # Identifiers are not quantities: exercise "9.10" is not 9.1 B params, an attempt's id not a count.
 # "submitted" echoes what the test typed, option and step ids included: an opaque id ("e57189a0…")
 # may hold a run of digits that reads as an answer (57189 s for 15.82 h), depending on the pks.
-_IDENTIFIERS = {"number", "id", "url", "next", "previous", "submitted"}
+# "understood" is the reading of what the test itself typed as a wrong answer, here or to an
+# earlier exercise (listed by /attempts/): on learners' own numbers it may land near this answer.
+_IDENTIFIERS = {"number", "id", "url", "next", "previous", "submitted", "understood"}
 
 
 def _without_identifiers(node: Any) -> Any:
