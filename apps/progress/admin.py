@@ -93,6 +93,15 @@ _ZONE_CHOICES = [(z, z) for z in sorted(available_timezones())]
 
 class CohortForm(forms.ModelForm[Cohort]):
     time_zone = forms.ChoiceField(choices=_ZONE_CHOICES, initial="UTC")
+    numbers = forms.ChoiceField(
+        choices=Cohort.Numbers.choices,
+        initial=Cohort.Numbers.PER_LEARNER,
+        required=False,
+        help_text=Cohort._meta.get_field("numbers").help_text,
+    )
+
+    def clean_numbers(self) -> str:
+        return str(self.cleaned_data.get("numbers") or Cohort.Numbers.PER_LEARNER)
 
     class Meta:
         model = Cohort

@@ -152,7 +152,17 @@ class Numeric(Format):
 
     def check(self, spec: ExerciseSpec, r: ResolvedExercise) -> list[str]:
         assert spec.answer is not None and r.numeric is not None
-        return check_target(r.numeric, "answer")
+        problems = check_target(r.numeric, "answer")
+        threshold = base_threshold(r.numeric.input_unit)
+        if threshold is not None and 0 < abs(r.numeric.value) < threshold:
+            # The full count typed bare ("250945664" bytes) must read as base units, as the
+            # preview and the grader read a bare number that large; below it, it reads as GB.
+            problems.append(
+                f"answer: {r.numeric.value:.6g} {r.numeric.dim.label()} typed bare would be read in "
+                f"{r.numeric.input_unit.label} (only {threshold:g} or more reads as {r.numeric.dim.label()}); "
+                "choose a smaller input_unit, or keep the answer at or above it"
+            )
+        return problems
 
     def export(self, spec: ExerciseSpec, r: ResolvedExercise) -> dict[str, Any]:
         if r.numeric is None or spec.answer is None:

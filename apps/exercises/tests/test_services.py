@@ -57,6 +57,7 @@ def test_an_answer_change_makes_a_new_version_and_old_attempts_keep_theirs(spec:
     before = exercise("0.1")
     old_version = before.current_version
     assert old_version is not None
+    on_seed_numbers(student, before)  # GPT-2 Small's numbers, quoted below
     outcome = learning_services.attempt_create(user=student, exercise=before, payload={"answer": "124.3"})
     assert outcome.attempt.verdict == Verdict.CORRECT
 
@@ -154,6 +155,7 @@ def test_code_without_a_ready_sandbox_is_refused_and_costs_nothing(student: User
 
 def test_reveal_then_solve_completes_without_first_solve_points(student: User) -> None:
     ex = exercise("1.4")
+    on_seed_numbers(student, ex)  # "128" is the seed's answer
     progress = learning_services.exercise_reveal(user=student, exercise=ex)
     assert progress.revealed_at is not None
     again = learning_services.exercise_reveal(user=student, exercise=ex)
@@ -186,14 +188,15 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     # The first solve also moves the streak, the day's activity and two global boards, in one
     # transaction: a fixed count, whatever the learner's history (the first statement is the
     # guarded one-round-trip path, which declines to record a completing attempt).
+    right = correct_payload(ex, student)  # (read before counting: it looks up the learner's numbers)
     with CaptureQueriesContext(connection) as queries:
-        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex, student))
+        learning_services.attempt_create(user=student, exercise=ex, payload=right)
     statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]][1:]  # after the numbers' read
     # ... and, for its first solve, makes the exercise's review card (a lock read and an insert).
     assert len(statements) == 14, statements
     assert statements[0].lstrip().startswith("WITH cur AS") and statements[1].lstrip().startswith("WITH new_attempt")
     # Answering a solved exercise again changes no streak or score: one statement, no transaction.
     with CaptureQueriesContext(connection) as queries:
-        learning_services.attempt_create(user=student, exercise=ex, payload=correct_payload(ex, student))
+        learning_services.attempt_create(user=student, exercise=ex, payload=right)
     (statement,) = [q["sql"] for q in queries][1:]
     assert statement.lstrip().startswith("WITH cur AS")

@@ -117,6 +117,7 @@ def test_an_instructor_creates_a_cohort_and_learners_join_list_and_leave(
         "id": cohort.pk,
         "name": "Spring 2027",
         "time_zone": "America/New_York",
+        "numbers": "per_learner",
         "instructor": "teacher",
         "role": "instructor",
         "join_code": cohort.join_code,
