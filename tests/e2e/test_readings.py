@@ -9,6 +9,7 @@ from playwright.sync_api import Page, expect
 
 from apps.exercises.content import cache
 from apps.exercises.models import Exercise
+from apps.exercises.tests.answers import on_seed_numbers
 from tests.e2e.conftest import Site
 
 WB = "transformer-math"
@@ -25,9 +26,15 @@ def answer(page: Page, number: str, text: str) -> str:
     return said
 
 
+def kv_cache() -> Exercise:
+    return Exercise.objects.get(workbook__slug=WB, number="4.1")
+
+
 @pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
 def test_the_preview_and_the_verdict_read_a_number_the_same_way(site: Site, phone: bool) -> None:
-    page = site.login(site.page(phone=phone), site.user("reader"))
+    reader = site.user("reader")
+    on_seed_numbers(reader, kv_cache())  # its numbers are the seed's, quoted here
+    page = site.login(site.page(phone=phone), reader)
     # The KV cache of 4.1 typed bare, in bytes, in a field that asks for GB.
     said = answer(page, "4.1", "2147483648")
     assert "bytes, not GB" in said  # the preview says why a bare number this large is bytes
@@ -38,7 +45,9 @@ def test_the_preview_and_the_verdict_read_a_number_the_same_way(site: Site, phon
 
 @pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
 def test_the_gib_figure_labelled_gb_is_accepted_with_a_visible_note(site: Site, phone: bool) -> None:
-    page = site.login(site.page(phone=phone), site.user("noted"))
+    noted = site.user("noted")
+    on_seed_numbers(noted, kv_cache())  # "2 GB" is the seed's GiB figure
+    page = site.login(site.page(phone=phone), noted)
     answer(page, "4.1", "2 GB")
     verdict = page.locator("#feedback .msg")
     expect(verdict).to_contain_text("✓ Accepted, with a unit note")
