@@ -24,17 +24,17 @@ def spec(**overrides: Any) -> ExerciseSpec:
         "title": "KV cache bytes",
         "kind": "derive",
         "format": "numeric",
-        "givens": {"L": 32, "d": 4096, "b": 2},
+        "givens": {"L": 4, "d": 512, "b": 2},
         "derived": {"kv": "2 * L * d * b"},
         "prompt": "A model with $L = {{L}}$ layers and $d = {{d}}$ stores K and V in {{b}} bytes each. "
-        "How much per token (MiB, 3 figures)?",
+        "How much per token (KiB, 3 figures)?",
         "answer": {
-            "value": "kv / MiB",
-            "unit": "MiB",
-            "mistakes": [{"value": "kv / 2 / MiB", "feedback": "Only K: V takes as much again."}],
+            "value": "kv / KiB",
+            "unit": "KiB",
+            "mistakes": [{"value": "kv / 2 / KiB", "feedback": "Only K: V takes as much again."}],
         },
-        "explanation": "$2 \\cdot {{L}} \\cdot {{d}} \\cdot {{b}}$ = {{answer}} MiB.",
-        "vary": {"givens": {"L": {"values": [24, 32, 40]}, "d": {"range": [2048, 8192], "step": 1024}}},
+        "explanation": "$2 \\cdot {{L}} \\cdot {{d}} \\cdot {{b}}$ = {{answer}} KiB.",
+        "vary": {"givens": {"L": {"values": [2, 3, 4]}, "d": {"range": [256, 1024], "step": 128}}},
     }
     data.update(overrides)
     return ExerciseSpec.model_validate(data)
@@ -51,7 +51,7 @@ def test_a_variant_is_a_pure_function_of_who_chapter_and_round() -> None:
     assert len(rounds) > 5
     for v in samples(s, chapter=0, n=50):
         givens = v.givens(s)
-        assert givens["L"] in (24, 32, 40) and givens["d"] in range(2048, 8193, 1024) and givens["b"] == 2
+        assert givens["L"] in (2, 3, 4) and givens["d"] in range(256, 1025, 128) and givens["b"] == 2
 
 
 def test_chapter_mates_share_a_given_with_the_same_rule() -> None:
@@ -63,11 +63,11 @@ def test_chapter_mates_share_a_given_with_the_same_rule() -> None:
 
 
 def test_require_excludes_draws_and_comparisons_read_as_conditions() -> None:
-    s = spec(vary={"givens": {"L": {"values": [24, 32, 40]}}, "require": ["L != 32", "L * d < 200000"]})
+    s = spec(vary={"givens": {"L": {"values": [2, 3, 4, 5]}}, "require": ["L != 3", "L * d < 2500"]})
     for v in samples(s, chapter=0, n=VARIANT_SAMPLES):
-        assert dict(v.values)["L"] == 40 or dict(v.values)["L"] == 24
-        assert dict(v.values)["L"] * 4096 < 200000
-    impossible = spec(vary={"givens": {"L": {"values": [24, 40]}}, "require": ["L == 32"]})
+        assert dict(v.values)["L"] in (2, 4)
+        assert dict(v.values)["L"] * 512 < 2500
+    impossible = spec(vary={"givens": {"L": {"values": [2, 4]}}, "require": ["L == 3"]})
     assert not variant(impossible, seed="x", chapter=0, round=1).drawn
     assert check_exercise(impossible) == [
         "vary: no draw of sample 0 met `require` in the tries allowed; widen the ranges"
@@ -78,11 +78,11 @@ def test_the_checks_run_on_every_variant_and_name_the_first_bad_ones_givens() ->
     # A mistake that divides by the bytes per value is the answer itself when that is 1.
     bad = spec(
         answer={
-            "value": "kv / MiB",
-            "unit": "MiB",
-            "mistakes": [{"value": "kv / b / MiB", "feedback": "Forgot the bytes per value."}],
+            "value": "kv / KiB",
+            "unit": "KiB",
+            "mistakes": [{"value": "kv / b / KiB", "feedback": "Forgot the bytes per value."}],
         },
-        givens={"L": 32, "d": 4096, "b": 2},
+        givens={"L": 4, "d": 512, "b": 2},
         vary={"givens": {"b": {"values": [2, 1]}}},
     )
     problems = check_exercise(bad)
