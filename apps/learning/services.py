@@ -506,15 +506,7 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> ExerciseProgress:
             code="answer_not_visible",
             status_code=409,
         )
-    progress.round += 1
-    progress.solved_at = progress.revealed_at = progress.first_solve_attempt = None
-    progress.parts_solved = progress.hints_used = 0
-    progress.solved_with_note = False
-    progress.save(
-        update_fields=[
-            "round", "solved_at", "revealed_at", "first_solve_attempt", "parts_solved", "hints_used", "solved_with_note"
-        ]
-    )  # fmt: skip
+    progress_services.progress_next_round(progress=progress)
     logger.info("new numbers", extra={"user_id": user.pk, "exercise_id": exercise.pk, "round": progress.round})
     return progress
 

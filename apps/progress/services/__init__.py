@@ -31,7 +31,13 @@ from apps.progress.services.cohorts import (
     join_code_normalize,
 )
 from apps.progress.services.profile import profile_update, stats_time_zone_refresh, time_zone_validate, workbook_reset
-from apps.progress.services.reviews import review_revealed, review_solved, review_start, review_wrong
+from apps.progress.services.reviews import (
+    progress_next_round,
+    review_revealed,
+    review_solved,
+    review_start,
+    review_wrong,
+)
 from apps.progress.services.skills import SKILL_ACTIONS, skill_mark
 from apps.progress.services.solves import (
     GLOBAL_ALL,
@@ -74,6 +80,7 @@ __all__ = [
     "points_for",
     "profile_update",
     "progress_lock",
+    "progress_next_round",
     "review_revealed",
     "review_solved",
     "review_start",

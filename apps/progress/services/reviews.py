@@ -81,6 +81,23 @@ def review_revealed(*, progress: ExerciseProgress, at: datetime) -> None:
     review_wrong(progress=progress, at=at)
 
 
+def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) -> None:
+    """Start an exercise over on its next round of numbers (new numbers, or a review): the answer
+    hidden again, hints and parts cleared; attempts, points and first-try statistics kept, as a
+    workbook reset keeps them. The caller holds the row's lock."""
+    progress.round += 1
+    progress.solved_at = progress.revealed_at = progress.first_solve_attempt = None
+    progress.parts_solved = progress.hints_used = 0
+    progress.solved_with_note = False
+    progress.reviewing = reviewing
+    progress.save(
+        update_fields=[
+            "round", "solved_at", "revealed_at", "first_solve_attempt", "parts_solved", "hints_used",
+            "solved_with_note", "reviewing",
+        ]
+    )  # fmt: skip
+
+
 @transaction.atomic
 def review_start(*, user: User, card_id: int, at: datetime) -> ReviewCard:
     """Start a due review: the exercise starts over on its next round of numbers. Starting one
@@ -95,17 +112,7 @@ def review_start(*, user: User, card_id: int, at: datetime) -> ReviewCard:
             f"This review is not due until {card.due_at:%Y-%m-%d %H:%M} UTC.", code="not_due", status_code=409
         )
     progress = ExerciseProgress.objects.select_for_update().get(user=user, exercise_id=card.exercise_id)
-    progress.round += 1
-    progress.solved_at = progress.revealed_at = progress.first_solve_attempt = None
-    progress.parts_solved = progress.hints_used = 0
-    progress.solved_with_note = False
-    progress.reviewing = True
-    progress.save(
-        update_fields=[
-            "round", "solved_at", "revealed_at", "first_solve_attempt", "parts_solved", "hints_used",
-            "solved_with_note", "reviewing",
-        ]
-    )  # fmt: skip
+    progress_next_round(progress=progress, reviewing=True)
     card.reviewing_since = at
     card.save(update_fields=["reviewing_since"])
     logger.info("review started", extra={"user_id": user.pk, "exercise_id": card.exercise_id, "round": progress.round})
