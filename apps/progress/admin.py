@@ -25,6 +25,7 @@ from apps.core.request import request_user
 from apps.exercises import selectors as exercise_selectors
 from apps.progress import exports, selectors, services
 from apps.progress.models import Cohort, CohortWorkbook, Membership, SkillCheck
+from apps.progress.serializers import OverviewQueryIn
 
 
 def _teaches(user: Any, cohort: Cohort | None = None) -> bool:
@@ -204,7 +205,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
     @admin.display(description="Monitor")
     def monitor(self, obj: Cohort) -> str:
         return format_html(
-            '<a href="{}">Progress</a> · <a href="{}">Exercises</a>',
+            '<a href="{}">Overview</a> · <a href="{}">Exercises</a>',
             reverse("admin:progress_cohort_progress", args=[obj.pk]),
             reverse("admin:progress_cohort_exercises", args=[obj.pk]),
         )
@@ -242,11 +243,44 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         }
 
     def progress_view(self, request: HttpRequest, cohort_id: int) -> HttpResponse:
+        """The overview: learners × assigned workbooks, sortable, with who is at risk and why, and
+        the exercises the cohort is stuck on. ``?format=csv`` is the progress table,
+        ``overview-csv`` the learners with their risks, ``stuck-csv`` every stuck point."""
         cohort = self._cohort(request, cohort_id)
-        assigned, rows = selectors.cohort_progress(cohort=cohort)
-        if request.GET.get("format") == "csv":
+        wanted = request.GET.get("format")
+        if wanted == "csv":
+            assigned, rows = selectors.cohort_progress(cohort=cohort)
             return exports.csv_response(exports.progress_table(cohort, assigned, rows))
-        context = {**self._context(request, cohort, "Progress"), "assigned": assigned, "rows": rows}
+        query = OverviewQueryIn(data=request.GET)
+        if not query.is_valid():  # a hand-edited bad value: the defaults rather than a failed page
+            query = OverviewQueryIn(data={})
+            query.is_valid(raise_exception=True)
+        q = query.validated_data
+        overview = selectors.cohort_overview(
+            cohort=cohort,
+            idle_days=q["idle_days"],
+            sort=q["sort"],
+            descending=q["desc"],
+            stuck_sort=q["stuck_sort"],
+            stuck_limit=None if wanted == "stuck-csv" else q["stuck_limit"],
+        )
+        if wanted == "overview-csv":
+            return exports.csv_response(exports.overview_table(overview))
+        if wanted == "stuck-csv":
+            return exports.csv_response(exports.stuck_table(overview))
+        only_risk = request.GET.get("at_risk") == "1"
+        context = {
+            **self._context(request, cohort, "Overview"),
+            "overview": overview,
+            "assigned": overview.assigned,
+            "rows": [r for r in overview.rows if r.at_risk] if only_risk else overview.rows,
+            "only_risk": only_risk,
+            "summary": selectors.risk_counts(overview),
+            "sort": q["sort"],
+            "desc": q["desc"],
+            "stuck_sort": q["stuck_sort"],
+            "idle_days": q["idle_days"],
+        }
         return TemplateResponse(request, "admin/progress/cohort_progress.html", context)
 
     def exercises_view(self, request: HttpRequest, cohort_id: int) -> HttpResponse:

@@ -29,10 +29,12 @@ from apps.progress.serializers import (
     BoardQueryIn,
     CohortIn,
     CohortOut,
+    CohortOverviewOut,
     CohortProgressOut,
     ExerciseStatsOut,
     JoinIn,
     LearnerAttemptOut,
+    OverviewQueryIn,
     ProfileIn,
     ProfileOut,
     ProgressOut,
@@ -254,6 +256,65 @@ class CohortProgressApi(APIView):
         return Response(represent(CohortProgressOut, bundles.cohort_progress_view(cohort=cohort)))
 
 
+OVERVIEW_PARAMETERS = [
+    OpenApiParameter(
+        "idle_days",
+        {"type": "integer", "minimum": 1, "maximum": 365},
+        allow_blank=True,
+        description="At risk when no solve for this many days (default 7).",
+    ),
+    OpenApiParameter(
+        "sort",
+        {"type": "string", "pattern": "^(" + "|".join(selectors.LEARNER_SORTS) + "|workbook:[a-z0-9-]+)$"},
+        allow_blank=True,
+        description="Learners' order: " + ", ".join(selectors.LEARNER_SORTS) + " or workbook:<slug> (its "
+        "mastery). Default risk: the most reasons first, then the least mastery.",
+    ),
+    OpenApiParameter("desc", bool, allow_blank=True, description="Reverse the order."),
+    OpenApiParameter(
+        "stuck_sort",
+        str,
+        enum=list(selectors.STUCK_SORTS),
+        allow_blank=True,
+        description="Stuck points' order (default stuck: reveals and stuck learners, then attempts per solve).",
+    ),
+    OpenApiParameter(
+        "stuck_limit",
+        {"type": "integer", "minimum": 1, "maximum": 500},
+        allow_blank=True,
+        description="How many stuck points (default 10).",
+    ),
+]
+
+
+def _overview(request: Request, cohort_id: int, *, stuck_limit: int | None = None) -> selectors.CohortOverview:
+    cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
+    query = OverviewQueryIn(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    q = query.validated_data
+    return selectors.cohort_overview(
+        cohort=cohort,
+        idle_days=q["idle_days"],
+        sort=q["sort"],
+        descending=q["desc"],
+        stuck_sort=q["stuck_sort"],
+        stuck_limit=stuck_limit or q["stuck_limit"],
+    )
+
+
+class CohortOverviewApi(APIView):
+    @extend_schema(
+        operation_id="cohorts_overview",
+        parameters=OVERVIEW_PARAMETERS,
+        responses={200: CohortOverviewOut, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404]},
+        description="For the cohort's instructor: every learner on every assigned workbook with the reasons "
+        "they are at risk (idle, behind the due date's pace, overdue), and the exercises the cohort is stuck "
+        "on (reveals, stuck learners, attempts per solve, median time to solve).",
+    )
+    def get(self, request: Request, cohort_id: int) -> Response:
+        return Response(represent(CohortOverviewOut, _overview(request, cohort_id)))
+
+
 class CohortExerciseStatsApi(APIView):
     @extend_schema(
         operation_id="cohorts_exercise_stats",
@@ -365,6 +426,31 @@ class CohortProgressCsvApi(CsvApi):
         cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
         assigned, rows = selectors.cohort_progress(cohort=cohort)
         return exports.csv_response(exports.progress_table(cohort, assigned, rows))
+
+
+class CohortOverviewCsvApi(CsvApi):
+    @extend_schema(
+        operation_id="cohorts_overview_csv",
+        parameters=OVERVIEW_PARAMETERS[:3],
+        responses={**_csv_ok("The overview's learners, with their risks (cohorts_overview)"), 400: ERRORS[400]},
+        description="For the cohort's instructor: the overview's learner table the admin downloads.",
+    )
+    def get(self, request: Request, cohort_id: int) -> HttpResponse:
+        return exports.csv_response(exports.overview_table(_overview(request, cohort_id)))
+
+
+class CohortStuckPointsCsvApi(CsvApi):
+    @extend_schema(
+        operation_id="cohorts_stuck_points_csv",
+        parameters=OVERVIEW_PARAMETERS[3:4],
+        responses={
+            **_csv_ok("Every exercise the cohort engaged with, stuckest first (cohorts_overview)"),
+            400: ERRORS[400],
+        },
+        description="For the cohort's instructor: the stuck points, all of them, as the admin downloads them.",
+    )
+    def get(self, request: Request, cohort_id: int) -> HttpResponse:
+        return exports.csv_response(exports.stuck_table(_overview(request, cohort_id, stuck_limit=10**6)))
 
 
 class CohortExerciseStatsCsvApi(CsvApi):

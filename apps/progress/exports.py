@@ -45,6 +45,59 @@ def progress_table(cohort: Cohort, assigned: list[CohortWorkbook], rows: list[se
     return Table(f"cohort-{cohort.pk}-progress.csv", header, body)
 
 
+def overview_table(overview: selectors.CohortOverview) -> Table:
+    """``selectors.cohort_overview``'s learners, in its order, with mastery and the risk reasons."""
+    assigned = overview.assigned
+    header = ["learner"] + [f"{a.workbook.slug} solved" for a in assigned]
+    header += [f"{a.workbook.slug} total" for a in assigned]
+    header += [
+        "mastery", "current streak", "last active (UTC)", "last solve day", "days since solve", "overdue",
+        "at risk", "risks",
+    ]  # fmt: skip
+    body = [
+        [r.username]
+        + [c.solved for c in r.learner.cells]
+        + [c.total for c in r.learner.cells]
+        + [
+            f"{r.mastery:.3f}",
+            r.learner.current_streak,
+            r.learner.last_active.isoformat() if r.learner.last_active else "",
+            r.learner.last_solve_day.isoformat() if r.learner.last_solve_day else "",
+            "" if r.days_since_solve is None else r.days_since_solve,
+            " ".join(r.learner.overdue),
+            "yes" if r.at_risk else "no",
+            "; ".join(risk.detail for risk in r.risks),
+        ]
+        for r in overview.rows
+    ]
+    return Table(f"cohort-{overview.cohort.pk}-overview.csv", header, body)
+
+
+def stuck_table(overview: selectors.CohortOverview) -> Table:
+    """``selectors.cohort_overview``'s stuck points, in its order."""
+    header = [
+        "workbook", "exercise", "title", "kind", "learners", "solved", "revealed before solving", "stuck",
+        "attempts", "attempts per solve", "median minutes to solve",
+    ]  # fmt: skip
+    body = [
+        [
+            s.workbook,
+            s.number,
+            s.title,
+            s.kind,
+            s.learners,
+            s.solved,
+            s.reveals,
+            s.stuck,
+            s.attempts,
+            "" if s.attempts_per_solve is None else s.attempts_per_solve,
+            "" if s.median_minutes_to_solve is None else s.median_minutes_to_solve,
+        ]
+        for s in overview.stuck_points
+    ]
+    return Table(f"cohort-{overview.cohort.pk}-stuck-points.csv", header, body)
+
+
 def exercises_table(cohort: Cohort, slug: str, stats: list[selectors.ExerciseStats]) -> Table:
     """``selectors.exercise_stats`` for one workbook."""
     header = [

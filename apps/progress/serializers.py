@@ -250,6 +250,85 @@ class CohortProgressOut(serializers.Serializer[Any]):
     learners = LearnerRowOut(many=True)
 
 
+class OverviewQueryIn(serializers.Serializer[Any]):
+    idle_days = serializers.IntegerField(
+        required=False, min_value=1, max_value=365, default=selectors.overview.IDLE_DAYS
+    )
+    sort = serializers.RegexField(
+        r"^(" + "|".join(selectors.LEARNER_SORTS) + r"|workbook:[a-z0-9-]+)$", required=False, default="risk"
+    )
+    desc = serializers.BooleanField(required=False, default=False)
+    stuck_sort = serializers.ChoiceField(choices=selectors.STUCK_SORTS, required=False, default="stuck")
+    stuck_limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=10)
+
+
+class RiskOut(serializers.Serializer[Any]):
+    code = serializers.ChoiceField(
+        choices=["idle", "behind", "overdue"],
+        help_text="idle: no solve for idle_days; behind: less than half the due date's pace; overdue: past due, "
+        "incomplete.",
+    )
+    workbook = serializers.SlugField(allow_null=True)
+    detail = serializers.CharField()
+
+
+class OverviewLearnerOut(LearnerRowOut):
+    # Reads a selectors.OverviewRow: the progress row's fields through its learner.
+    user_id = serializers.IntegerField(source="learner.user_id")
+    username = serializers.CharField(source="learner.username")
+    workbooks = WorkbookCellOut(many=True, source="learner.cells")
+    current_streak = serializers.IntegerField(source="learner.current_streak")
+    best_streak = serializers.IntegerField(source="learner.best_streak")
+    last_active = serializers.DateTimeField(source="learner.last_active", allow_null=True)
+    overdue = serializers.ListField(child=serializers.SlugField(), source="learner.overdue")
+    solved = serializers.IntegerField(help_text="Over every assigned workbook.")
+    total = serializers.IntegerField()
+    mastery = serializers.FloatField(help_text="solved / total, 0 to 1.")
+    last_solve_day = serializers.DateField(source="learner.last_solve_day", allow_null=True)
+    days_since_solve = serializers.IntegerField(allow_null=True, help_text="Null: never solved.")
+    at_risk = serializers.BooleanField()
+    risks = RiskOut(many=True)
+
+
+class StuckPointOut(serializers.Serializer[Any]):
+    exercise_id = serializers.IntegerField()
+    workbook = serializers.SlugField()
+    number = serializers.CharField()
+    title = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ExerciseKind.choices)
+    learners = serializers.IntegerField(help_text="Learners who tried it or revealed it.")
+    solved = serializers.IntegerField()
+    reveals = serializers.IntegerField(help_text="Learners who revealed the answer before solving.")
+    stuck = serializers.IntegerField(help_text="Learners who tried it and have neither solved nor revealed it.")
+    attempts = serializers.IntegerField(help_text="Graded attempts, all learners.")
+    attempts_per_solve = serializers.FloatField(allow_null=True)
+    median_minutes_to_solve = serializers.FloatField(
+        allow_null=True, help_text="From a learner's first attempt to their first solve."
+    )
+
+
+class RiskCountsOut(serializers.Serializer[Any]):
+    learners = serializers.IntegerField()
+    at_risk = serializers.IntegerField()
+    idle = serializers.IntegerField()
+    behind = serializers.IntegerField()
+    overdue = serializers.IntegerField()
+
+
+class CohortOverviewOut(serializers.Serializer[Any]):
+    # Reads a selectors.CohortOverview.
+    cohort = serializers.IntegerField(source="cohort.pk")
+    at = serializers.DateTimeField(help_text="When the overview was computed.")
+    idle_days = serializers.IntegerField()
+    summary = ComputedField(help_text="Learners, at risk, and at risk by reason.")
+    learners = OverviewLearnerOut(many=True, source="rows")
+    stuck_points = StuckPointOut(many=True)
+
+    @extend_schema_field(RiskCountsOut)
+    def get_summary(self, overview: selectors.CohortOverview) -> dict[str, Any]:
+        return selectors.risk_counts(overview)
+
+
 class WrongAnswerOut(serializers.Serializer[Any]):
     # Reads an (answer, count) pair of ExerciseStats.wrong_answers.
     answer = ComputedField()

@@ -16,6 +16,13 @@ urlpatterns = [
     path("cohorts/<int:cohort_id>/", apis.CohortDetailApi.as_view(), name="cohort-detail"),
     path("cohorts/<int:cohort_id>/membership/", apis.CohortMembershipApi.as_view(), name="cohort-membership"),
     path("cohorts/<int:cohort_id>/progress/", apis.CohortProgressApi.as_view(), name="cohort-progress"),
+    path("cohorts/<int:cohort_id>/overview/", apis.CohortOverviewApi.as_view(), name="cohort-overview"),
+    path("cohorts/<int:cohort_id>/overview.csv", apis.CohortOverviewCsvApi.as_view(), name="cohort-overview-csv"),
+    path(
+        "cohorts/<int:cohort_id>/stuck-points.csv",
+        apis.CohortStuckPointsCsvApi.as_view(),
+        name="cohort-stuck-points-csv",
+    ),
     path("cohorts/<int:cohort_id>/exercises/", apis.CohortExerciseStatsApi.as_view(), name="cohort-exercise-stats"),
     path("cohorts/<int:cohort_id>/progress.csv", apis.CohortProgressCsvApi.as_view(), name="cohort-progress-csv"),
     path(

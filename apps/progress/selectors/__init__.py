@@ -11,6 +11,7 @@ One module per topic; callers import this package (``from apps.progress import s
 - ``boards``: the global and cohort leaderboards with the caller's own rank;
 - ``cohorts``: cohorts a caller may see or teach, members, assignments, and instructor
   monitoring (the progress table, per-exercise statistics, a member's attempts);
+- ``overview``: the instructor's cohort overview: learners at risk and the exercises they are stuck on;
 - ``due``: the learner's due dates;
 - ``skills``: the skills checklist;
 - ``learner``: the learner's rows and counts beside the content, and where to continue.
@@ -48,6 +49,16 @@ from apps.progress.selectors.learner import (
     workbook_list,
 )
 from apps.progress.selectors.mastery import Mastery, mastery
+from apps.progress.selectors.overview import (
+    LEARNER_SORTS,
+    STUCK_SORTS,
+    CohortOverview,
+    OverviewRow,
+    Risk,
+    StuckPoint,
+    cohort_overview,
+    risk_counts,
+)
 from apps.progress.selectors.reviews import (
     ReviewQueue,
     due_cards,
@@ -61,20 +72,26 @@ from apps.progress.selectors.streaks import Activity, Day, Streak, activity_get,
 
 __all__ = [
     "ASSIGNED",
+    "LEARNER_SORTS",
+    "STUCK_SORTS",
     "Activity",
     "AnswerShown",  # re-exported: exports, apis
     "Board",
+    "CohortOverview",
     "Day",
     "Due",
     "Entry",
     "ExerciseStats",
     "LearnerRow",
     "Mastery",
+    "OverviewRow",
     "OwnRank",
     "ReviewQueue",
+    "Risk",
     "SkillBoard",
     "SkillRow",
     "Streak",
+    "StuckPoint",
     "WorkbookCell",
     "activity_get",
     "answer_label",
@@ -85,6 +102,7 @@ __all__ = [
     "chapter_list",
     "cohort_get",
     "cohort_list",
+    "cohort_overview",
     "cohort_progress",
     "cohort_taught",
     "cohorts_taught",
@@ -106,6 +124,7 @@ __all__ = [
     "retention_by_chapter",
     "reviews_due",
     "reviews_due_count",
+    "risk_counts",
     "skill_board",
     "skill_get",
     "skill_row",

@@ -117,6 +117,9 @@ class LearnerRow:
     best_streak: int
     last_active: datetime | None
     joined_at: datetime
+    # The learner's latest local day with a solve (anywhere), in their own time zone.
+    last_solve_day: date | None = None
+    time_zone: str = "UTC"
 
     @property
     def overdue(self) -> list[str]:
@@ -169,7 +172,17 @@ def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list
         s = stats.get(uid)
         current = streak_alive(s.current_streak, s.last_day, at.astimezone(ZoneInfo(s.time_zone)).date()) if s else 0
         result.append(
-            LearnerRow(uid, username, cells, current, s.best_streak if s else 0, last_active.get(uid), joined_at)
+            LearnerRow(
+                uid,
+                username,
+                cells,
+                current,
+                s.best_streak if s else 0,
+                last_active.get(uid),
+                joined_at,
+                s.last_day if s else None,
+                s.time_zone if s else cohort.time_zone,
+            )
         )
     return assigned, result
 

@@ -249,6 +249,7 @@ def test_the_openapi_schema_types_every_progress_and_cohort_operation(api: APICl
         ("/api/v1/cohorts/join/", "post"): "Cohort",
         ("/api/v1/cohorts/{cohort_id}/", "get"): "Cohort",
         ("/api/v1/cohorts/{cohort_id}/progress/", "get"): "CohortProgress",
+        ("/api/v1/cohorts/{cohort_id}/overview/", "get"): "CohortOverview",
     }
     for (path, method), component in expected.items():
         responses = schema["paths"][path][method]["responses"]

@@ -121,6 +121,9 @@ API = [
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/exercises/?workbook=transformer-math"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/learners/{learner}/attempts/"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/progress.csv"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/overview/"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/overview.csv"),
+    row(A_TEACHER, "get", "/api/v1/cohorts/{a}/stuck-points.csv"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/exercises.csv?workbook=transformer-math"),
     row(A_TEACHER, "get", "/api/v1/cohorts/{a}/learners/{learner}/attempts.csv"),
     # A learner of another cohort, through A: nobody sees them there (as in the admin).
@@ -163,6 +166,8 @@ WEB = [
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/delete/"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=csv"),
+    row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=overview-csv"),
+    row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=stuck-csv&stuck_sort=reveals"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/exercises/"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/exercises/?format=csv"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/learners/{learner}/"),
