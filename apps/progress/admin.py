@@ -18,7 +18,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.timezone import localtime
 
 from apps.accounts.models import Role, User
 from apps.core.request import request_user
@@ -273,7 +275,9 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
             **self._context(request, cohort, "Overview"),
             "overview": overview,
             "assigned": overview.assigned,
-            "rows": [r for r in overview.rows if r.at_risk] if only_risk else overview.rows,
+            "rows_html": _overview_rows(
+                cohort, [r for r in overview.rows if r.at_risk] if only_risk else overview.rows
+            ),
             "only_risk": only_risk,
             "summary": selectors.risk_counts(overview),
             "sort": q["sort"],
@@ -302,11 +306,60 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         return TemplateResponse(request, "admin/progress/cohort_exercises.html", context)
 
     def learner_view(self, request: HttpRequest, cohort_id: int, user_id: int) -> HttpResponse:
+        """The learner's newest attempts by exercise, as they saw them (``selectors.learner_history``)."""
         cohort = self._cohort(request, cohort_id)
-        learner, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id)
-        context = {**self._context(request, cohort, f"Attempts by {learner.username}"), "learner": learner}
-        context["attempts"] = attempts
+        history = selectors.learner_history(cohort=cohort, user_id=user_id)
+        context = {
+            **self._context(request, cohort, f"Attempts by {history.learner.username}"),
+            "learner": history.learner,
+            "history": history,
+        }
         return TemplateResponse(request, "admin/progress/learner_attempts.html", context)
+
+
+def _overview_rows(cohort: Cohort, rows: list[selectors.OverviewRow]) -> SafeString:
+    """The overview's body rows, built here rather than in the template: 500 learners' rows through
+    the template engine cost more than the whole overview's queries (bench/overview.py)."""
+    learner_url = reverse("admin:progress_cohort_learner", args=[cohort.pk, 0]).removesuffix("0/")
+    html = []
+    for r in rows:
+        learner = r.learner
+        cells = format_html_join(
+            "",
+            "<td>{} / {} ({}%){}</td>",
+            (
+                (c.solved, c.total, c.percent, mark_safe(" <strong>overdue</strong>") if c.overdue else "")
+                for c in learner.cells
+            ),
+        )
+        risks = (
+            format_html(
+                '<strong>at risk</strong><ul class="risks">{}</ul>',
+                format_html_join("", "<li>{}</li>", ((risk.detail,) for risk in r.risks)),
+            )
+            if r.risks
+            else "—"
+        )
+        html.append(
+            format_html(
+                '<tr class="{}" data-learner="{}"><th scope="row"><a href="{}{}/">{}</a></th>{}<td>{}%</td>'
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "at-risk" if r.at_risk else "",
+                r.username,
+                learner_url,
+                r.user_id,
+                r.username,
+                cells,
+                r.percent,
+                learner.current_streak,
+                learner.best_streak,
+                localtime(learner.last_active).strftime("%Y-%m-%d %H:%M") if learner.last_active else "never",
+                "never solved" if r.days_since_solve is None else r.days_since_solve,
+                ", ".join(learner.overdue) or "—",
+                risks,
+            )
+        )
+    return mark_safe("\n".join(html))  # noqa: S308 - every piece is format_html's
 
 
 @admin.register(SkillCheck)

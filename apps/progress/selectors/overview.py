@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from django.db.models import Case, DateTimeField, OuterRef, Q, Subquery, When
+from django.db.models import Count, DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
 from apps.exercises.models import Attempt, Exercise
@@ -225,7 +225,8 @@ def _stuck_key(sort: str) -> Any:
 
 
 def stuck_points(*, assigned: list[CohortWorkbook], user_ids: list[int]) -> list[StuckPoint]:
-    """Per exercise the cohort's learners engaged with, in the assigned workbooks: two queries."""
+    """Per exercise the cohort's learners engaged with, in the assigned workbooks: three queries,
+    the counts summed by the database, only the times to solve that are not zero fetched."""
     workbook_ids = [a.workbook_id for a in assigned]
     exercises = {
         pk: StuckPoint(pk, slug, number, title, kind)
@@ -235,39 +236,42 @@ def stuck_points(*, assigned: list[CohortWorkbook], user_ids: list[int]) -> list
     }
     if not user_ids or not exercises:
         return []
+    engaged = ExerciseProgress.objects.filter(
+        Q(attempts__gt=0) | Q(revealed_at__isnull=False) | Q(forfeited=True),
+        user_id__in=user_ids,
+        workbook_id__in=workbook_ids,
+        exercise_id__in=list(exercises),
+    )
+    solved = Q(first_solved_at__isnull=False)
+    first_try = solved & Q(attempts_to_solve=1)  # solved by the first attempt: no time to solve
+    counts = engaged.values("exercise_id").annotate(
+        n=Count("id"),
+        n_solved=Count("id", filter=solved),
+        n_reveals=Count("id", filter=Q(forfeited=True)),
+        n_stuck=Count("id", filter=Q(first_solved_at__isnull=True, revealed_at__isnull=True, forfeited=False)),
+        n_attempts=Sum("attempts"),
+        n_first_try=Count("id", filter=first_try),
+    )
+    seen: dict[int, StuckPoint] = {}
+    for row in counts:
+        point = seen[row["exercise_id"]] = exercises[row["exercise_id"]]
+        point.learners, point.solved, point.reveals = row["n"], row["n_solved"], row["n_reveals"]
+        point.stuck, point.attempts = row["n_stuck"], row["n_attempts"] or 0
+        point.minutes.extend([0.0] * row["n_first_try"])
     first_attempt = (
         Attempt.objects.filter(user_id=OuterRef("user_id"), exercise_id=OuterRef("exercise_id"))
         .order_by("created_at")
         .values("created_at")[:1]
     )
-    rows = (
-        ExerciseProgress.objects.filter(user_id__in=user_ids, workbook_id__in=workbook_ids)
-        .filter(Q(attempts__gt=0) | Q(revealed_at__isnull=False) | Q(forfeited=True))
-        .annotate(
-            started=Case(
-                When(first_solved_at__isnull=False, then=Subquery(first_attempt)),
-                default=None,
-                output_field=DateTimeField(),
-            )
-        )
-        .values_list("exercise_id", "attempts", "first_solved_at", "revealed_at", "forfeited", "started")
+    took = (
+        engaged.filter(solved)
+        .exclude(first_try)
+        .annotate(took=ExpressionWrapper(F("first_solved_at") - Subquery(first_attempt), DurationField()))
+        .values_list("exercise_id", "took")
     )
-    seen: dict[int, StuckPoint] = {}
-    for exercise_id, attempts, first_solved, revealed, forfeited, started in rows:
-        point = exercises.get(exercise_id)
-        if point is None:  # retired since
-            continue
-        seen[exercise_id] = point
-        point.learners += 1
-        point.attempts += attempts
-        if first_solved is not None:
-            point.solved += 1
-            if started is not None and started <= first_solved:
-                point.minutes.append((first_solved - started) / timedelta(minutes=1))
-        if forfeited:
-            point.reveals += 1
-        elif first_solved is None and revealed is None:
-            point.stuck += 1
+    for exercise_id, spent in took:
+        if spent is not None and spent >= timedelta(0):
+            exercises[exercise_id].minutes.append(spent / timedelta(minutes=1))
     return list(seen.values())
 
 
