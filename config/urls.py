@@ -52,6 +52,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     re_path(r"^api/", api_not_found),
+    path("lti/", include("apps.lti.urls")),
     path("", include((web, "web"))),
 ]
 

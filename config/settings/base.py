@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import django_stubs_ext
+from celery.schedules import crontab
 
 from apps.core.queues import Queue
 from config.env import BASE_DIR, env
@@ -37,6 +38,8 @@ INSTALLED_APPS = [
     "apps.progress",
     "apps.sandbox",
     "apps.learning",
+    "lti_tool",  # django-lti: platform registrations, deployments, the tool's keys (its admin)
+    "apps.lti",
 ]
 
 MIDDLEWARE = [
@@ -144,6 +147,8 @@ CELERY_BEAT_SCHEDULE = {
     "sandbox-fail-stuck-attempts": {"task": "learning.fail_stuck_attempts", "schedule": 60.0},
     "sandbox-recover-attempts": {"task": "learning.recover_attempts", "schedule": 10.0},
     "sandbox-reap-containers": {"task": "sandbox.reap_containers", "schedule": 300.0},
+    # Nightly, at a quiet hour: every LTI-linked cohort's roster from its platform (NRPS).
+    "lti-sync-rosters": {"task": "lti.sync_rosters", "schedule": crontab(hour=3, minute=17)},
 }
 
 # The code sandbox (apps/sandbox). The image is built by deploy/sandbox/build-sandbox-image.sh,
@@ -296,3 +301,16 @@ LOGGING: dict[str, Any] = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# LTI 1.3 (apps/lti, docs/lti.md). A learner's grade is posted to the platform at most once per
+# LTI_SCORE_COALESCE_S per (learner, link): a burst of solves costs one AGS request, which reads
+# mastery when it runs. Clock skew allowed on an id_token's iat/exp/nbf; the single-use link that
+# opens a launch in a new window (out of the LMS iframe) lives LTI_CONTINUE_TTL_S.
+LTI_SCORE_COALESCE_S = env.int("LTI_SCORE_COALESCE_S", default=10)
+LTI_SCORE_RETRIES = env.int("LTI_SCORE_RETRIES", default=5)
+LTI_JWT_LEEWAY_S = env.int("LTI_JWT_LEEWAY_S", default=30)
+LTI_CONTINUE_TTL_S = env.int("LTI_CONTINUE_TTL_S", default=120)
+# Platform key sets (JWKS) are cached this long; a kid not in the cached set refetches once.
+LTI_KEYSET_CACHE_S = env.int("LTI_KEYSET_CACHE_S", default=3600)
+# Timeout (seconds) for calls to a platform (token, AGS, NRPS, JWKS).
+LTI_HTTP_TIMEOUT_S = env.float("LTI_HTTP_TIMEOUT_S", default=10.0)

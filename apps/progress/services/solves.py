@@ -23,6 +23,7 @@ from apps.progress.models import (
     ScoreBucket,
 )
 from apps.progress.services.reviews import review_solved
+from apps.progress.signals import exercise_solved
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +116,11 @@ def solve_record(*, user: User, exercise: Exercise, progress: ExerciseProgress) 
         for board in sorted(boards):  # a fixed order: bucket rows are locked in it, so no deadlocks
             score_add(board=board, user=user, points=points, at=at)
     review_solved(exercise=exercise, progress=progress, at=at)
+    transaction.on_commit(
+        lambda: exercise_solved.send(
+            solve_record, user_id=user.pk, exercise_id=exercise.pk, workbook_id=exercise.workbook_id
+        )
+    )
     logger.info(
         "exercise solved",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "points": points, "streak": stats.current_streak},

@@ -1,0 +1,78 @@
+"""LTI reads: the deep linking picker's choices, a link's landing page, the grades a solve moves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.urls import reverse
+
+from apps.accounts.models import User
+from apps.exercises.models import Chapter, Exercise, Workbook
+from apps.lti.models import CohortLink, GradeBinding, LinkTarget
+from apps.progress.selectors.mastery import mastery
+
+
+def pickable_workbooks() -> QuerySet[Workbook]:
+    """Published workbooks with their chapters (two queries), for the deep linking picker."""
+    return Workbook.objects.filter(is_published=True).prefetch_related(
+        Prefetch("chapters", queryset=Chapter.objects.order_by("number"))
+    )
+
+
+def landing_url(*, workbook: Workbook | None, chapter: Chapter | None, instructor: bool = False) -> str:
+    """The linked workbook (or chapter's section); a link to no workbook: the cohorts page for
+    an instructor, the workbooks for a learner."""
+    if workbook is None:
+        return reverse("web:cohorts" if instructor else "web:home")
+    url = reverse("web:workbook", kwargs={"slug": workbook.slug})
+    return f"{url}#ch-{chapter.number}" if chapter is not None else url
+
+
+def bindings_for_solve(*, user_id: int, exercise_id: int, workbook_id: int) -> list[int]:
+    """The learner's gradable links whose workbook (or chapter) holds the exercise just solved."""
+    chapter_id = Exercise.objects.filter(pk=exercise_id).values_list("chapter_id", flat=True).first()
+    return list(
+        GradeBinding.objects.filter(identity__user_id=user_id, target__workbook_id=workbook_id)
+        .filter(Q(target__chapter__isnull=True) | Q(target__chapter_id=chapter_id))
+        .values_list("pk", flat=True)
+    )
+
+
+@dataclass(frozen=True)
+class Fraction:
+    solved: int
+    total: int
+
+
+def target_mastery(*, user: User, target: LinkTarget) -> Fraction:
+    """Solved out of total (active exercises) for the link's workbook, or its chapter."""
+    books = mastery(user=user, workbook=target.workbook)
+    if not books:
+        return Fraction(0, 0)
+    scope = books[0]
+    if target.chapter is not None:
+        found = [c for c in scope.chapters if c.key == str(target.chapter.number)]
+        if not found:
+            return Fraction(0, 0)
+        scope = found[0]
+    tally = scope.tally
+    return Fraction(solved=tally.solved, total=tally.total)
+
+
+def binding_get(*, binding_id: int) -> GradeBinding | None:
+    return (
+        GradeBinding.objects.select_related(
+            "identity__user",
+            "target__workbook",
+            "target__chapter",
+            "target__resource_link__context__deployment__registration",
+        )
+        .filter(pk=binding_id)
+        .first()
+    )
+
+
+def roster_links() -> QuerySet[CohortLink]:
+    """Cohorts whose platform offers a roster (NRPS)."""
+    return CohortLink.objects.exclude(context__memberships_url="").order_by("pk")

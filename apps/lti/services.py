@@ -1,0 +1,569 @@
+"""LTI writes: accepting a launch (account, cohort, membership, link target, grade binding), the
+deep linking response, the new-window continue link, scores to AGS, rosters from NRPS, and
+registering a platform. Views, tasks, admin actions and commands all call these."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from django.conf import settings
+from django.core import signing
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import slugify
+from lti_tool.lti_core.utils import normalize_role
+from lti_tool.models import Key, LtiContext, LtiDeployment, LtiLaunch, LtiRegistration, LtiResourceLink
+from lti_tool.utils import sync_data_from_launch
+from pylti1p3.assignments_grades import AssignmentsGradesService
+from pylti1p3.deep_link import DeepLink
+from pylti1p3.deep_link_resource import DeepLinkResource
+from pylti1p3.exception import LtiException, LtiServiceException
+from pylti1p3.grade import Grade
+from pylti1p3.lineitem import LineItem
+from pylti1p3.names_roles import NamesRolesProvisioningService
+from pylti1p3.service_connector import ServiceConnector
+
+from apps.accounts.models import Role, User
+from apps.accounts.services import user_create, user_set_role
+from apps.exercises.models import Chapter, Workbook
+from apps.lti import selectors
+from apps.lti.exceptions import LaunchRefused, PlatformUnavailable
+from apps.lti.models import CohortLink, GradeBinding, LinkTarget, LtiIdentity, RosterEntry, StaticPlatformKey
+from apps.lti.platform import ToolMessageLaunch, http_session, registration_for
+from apps.progress.models import CohortWorkbook, Membership
+from apps.progress.services.cohorts import cohort_assign, cohort_create, cohort_join, cohort_leave
+
+logger = logging.getLogger(__name__)
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+DL_SETTINGS_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+INSTRUCTOR, LEARNER = "instructor", "learner"
+# Context roles that teach: instructors, their teaching assistants (a sub-role of Instructor) and
+# the course's administrators. Institution or system roles alone give nothing in a course.
+TEACHING = {f"{MEMBERSHIP}#Instructor", f"{MEMBERSHIP}#Administrator", f"{MEMBERSHIP}#TeachingAssistant"}
+NONCE_TTL_S = 24 * 60 * 60  # longer than pylti1p3 keeps a nonce it issued
+DEEP_LINK_SALT, CONTINUE_SALT = "lti.deep-link", "lti.continue"
+DEEP_LINK_TTL_S = 60 * 60
+SCORE_MAXIMUM = 100  # of the line items deep linking creates: a percentage in the gradebook
+
+
+def tool_key_ensure() -> Key:
+    """The tool's signing key (its public half is /lti/jwks/): generated on first need.
+    `manage.py rotate_keys` (django-lti) adds a new one and retires old ones."""
+    key = Key.objects.active().order_by("-datetime_created").first()
+    return key if key is not None else Key.objects.generate()
+
+
+def launch_role(roles: list[str]) -> str | None:
+    """``instructor``, ``learner`` or None (no role this tool acts on)."""
+    normalized = [normalize_role(r) for r in roles if isinstance(r, str)]
+    if any(r in TEACHING or r.startswith(f"{MEMBERSHIP}/Instructor#") for r in normalized):
+        return INSTRUCTOR
+    if any(r == f"{MEMBERSHIP}#Learner" or r.startswith(f"{MEMBERSHIP}/Learner#") for r in normalized):
+        return LEARNER
+    return None
+
+
+def launch_nonce_claim(*, issuer: str, nonce: str) -> None:
+    """A nonce is good for one launch. pylti1p3 checks that we issued it but does not spend it
+    (and accepts a replayed state once a launch validated), so a replay is caught here."""
+    key = "lti:nonce-used:" + hashlib.sha256(f"{issuer}\n{nonce}".encode()).hexdigest()
+    if not cache.add(key, 1, NONCE_TTL_S):
+        raise LaunchRefused(
+            "This launch was already used. Open the link from your course again.", code="replayed_nonce"
+        )
+
+
+@dataclass(frozen=True)
+class LaunchOutcome:
+    user: User
+    landing: str
+    deep_link_token: str | None = None
+
+
+def _custom_target(custom: dict[str, Any]) -> tuple[Workbook | None, Chapter | None]:
+    slug = str(custom.get("workbook") or "").strip()
+    if not slug:
+        return None, None
+    workbook = Workbook.objects.filter(slug=slug, is_published=True).first()
+    if workbook is None:
+        raise LaunchRefused(
+            f"This link points at the workbook “{slug}”, which is not published here. "
+            "Ask your instructor to link it again.",
+            code="unknown_workbook",
+            status=404,
+            title="Workbook not found",
+        )
+    number = str(custom.get("chapter") or "").strip()
+    if not number:
+        return workbook, None
+    chapter = Chapter.objects.filter(workbook=workbook, number=int(number)).first() if number.isdigit() else None
+    if chapter is None:
+        raise LaunchRefused(
+            f"This link points at chapter {number} of “{workbook.title}”, which does not exist.",
+            code="unknown_chapter",
+            status=404,
+            title="Chapter not found",
+        )
+    return workbook, chapter
+
+
+def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
+    """A validated launch: refuse it (nothing written) or sign its user in here.
+
+    Instructors (and TAs, course administrators) become instructors; the first to launch from a
+    course creates its cohort and owns it. Learners join that cohort; a learner who comes first
+    is refused (a cohort needs its instructor) with a page saying so. A resource link lands on its
+    workbook or chapter (assigned to the cohort) and, when the platform grades it, binds the
+    learner's grade to the link.
+    """
+    body: dict[str, Any] = dict(launch.get_launch_data())
+    registration, deployment = launch.lti_registration, launch.lti_deployment
+    role = launch_role(body.get(f"{CLAIM}roles") or [])
+    if role is None:
+        raise LaunchRefused(
+            "Your role in this course gives no access to this tool: it is open to learners and instructors.",
+            code="no_role",
+            status=403,
+            title="No access for this role",
+        )
+    subject = str(body.get("sub") or "")
+    if not subject:
+        raise LaunchRefused("Anonymous launches are not supported: the platform sent no user.", code="no_user")
+    context = body.get(f"{CLAIM}context") or {}
+    context_id = str(context.get("id") or "")
+    if not context_id:
+        raise LaunchRefused("This tool must be launched from within a course.", code="no_context")
+    is_deep_link = launch.is_deep_link_launch()
+    if is_deep_link and role != INSTRUCTOR:
+        raise LaunchRefused("Only instructors can add content from this tool.", code="not_instructor", status=403)
+    if not is_deep_link and not launch.is_resource_launch():
+        raise LaunchRefused("This kind of LTI message is not supported.", code="unsupported_message")
+    workbook, chapter = (None, None) if is_deep_link else _custom_target(body.get(f"{CLAIM}custom") or {})
+    existing = CohortLink.objects.filter(context__deployment=deployment, context__id_on_platform=context_id).first()
+    if role == LEARNER and existing is None:
+        raise LaunchRefused(
+            "Your instructor must open this link once before learners can: that sets up the course here. "
+            "Please try again later.",
+            code="no_cohort",
+            status=403,
+            title="This course is not set up yet",
+        )
+
+    with transaction.atomic():
+        sync_data_from_launch(LtiLaunch(launch))  # django-lti's rows: context (NRPS, AGS URLs), resource link
+        lti_context = LtiContext.objects.select_for_update().get(deployment=deployment, id_on_platform=context_id)
+        identity = identity_sync(issuer=registration.issuer, subject=subject, claims=body, role=role)
+        user = identity.user
+        link = CohortLink.objects.filter(context=lti_context).select_related("cohort").first()
+        if link is None:
+            title = str(context.get("title") or context.get("label") or f"Course {context_id}")
+            cohort = cohort_create(instructor=user, name=title[:120])
+            link = CohortLink.objects.create(context=lti_context, cohort=cohort)
+            logger.info("lti cohort created", extra={"user_id": user.pk, "cohort_id": cohort.pk})
+        elif role == LEARNER:
+            _enrol(link, identity)
+        if is_deep_link:
+            return LaunchOutcome(user=user, landing="", deep_link_token=_deep_link_token(launch, body, user))
+        if workbook is not None:
+            if not CohortWorkbook.objects.filter(cohort=link.cohort, workbook=workbook).exists():
+                cohort_assign(cohort=link.cohort, workbook=workbook)
+            resource_link = LtiResourceLink.objects.get(
+                context=lti_context, id_on_platform=body[f"{CLAIM}resource_link"]["id"]
+            )
+            target = _target_sync(resource_link, workbook, chapter, body.get(AGS_CLAIM) or {})
+            if role == LEARNER and target.gradable:
+                GradeBinding.objects.get_or_create(target=target, identity=identity)
+        landing = selectors.landing_url(workbook=workbook, chapter=chapter, instructor=role == INSTRUCTOR)
+    logger.info("lti launch", extra={"user_id": user.pk, "cohort_id": link.cohort_id, "role": role})
+    return LaunchOutcome(user=user, landing=landing)
+
+
+def _target_sync(
+    resource_link: LtiResourceLink, workbook: Workbook, chapter: Chapter | None, ags: dict[str, Any]
+) -> LinkTarget:
+    target, _ = LinkTarget.objects.get_or_create(
+        resource_link=resource_link, defaults={"workbook": workbook, "chapter": chapter}
+    )
+    target.workbook, target.chapter = workbook, chapter
+    target.scopes = list(ags.get("scope") or [])
+    target.lineitems_url = str(ags.get("lineitems") or "")
+    if ags.get("lineitem"):  # else keep the one we created, if any
+        target.lineitem_url = str(ags["lineitem"])
+    target.save(update_fields=["workbook", "chapter", "scopes", "lineitems_url", "lineitem_url", "updated_at"])
+    return target
+
+
+def _username_for(claims: dict[str, Any], issuer: str, subject: str) -> str:
+    """Readable and unique: a slug of the person's name (or email) and a digest of who they are."""
+    email = str(claims.get("email") or "")
+    raw = str(claims.get("name") or claims.get("given_name") or email.split("@")[0] or "lti")
+    base = (slugify(raw).replace("-", ".")[:24].strip(".")) or "lti"
+    digest = hashlib.sha256(f"{issuer}\n{subject}".encode()).hexdigest()
+    for length in (6, 10, 16, 32):
+        candidate = f"{base}-{digest[:length]}"
+        if not User.objects.filter(username__iexact=candidate).exists():
+            return candidate
+    return f"lti-{uuid.uuid4().hex}"  # pragma: no cover - 32 hex digits collided
+
+
+def _clean_email(value: Any) -> str:
+    email = str(value or "").strip()
+    try:
+        validate_email(email)
+    except ValidationError:
+        return ""
+    return email
+
+
+def identity_sync(*, issuer: str, subject: str, claims: dict[str, Any], role: str) -> LtiIdentity:
+    """The account of (issuer, subject), created on first sight (no usable password: it signs in
+    through the platform), with the name and email the platform sends. Instructors are promoted;
+    nobody is demoted (an instructor may be a learner in another course)."""
+    identity = LtiIdentity.objects.select_related("user").filter(issuer=issuer, subject=subject).first()
+    if identity is None:
+        try:
+            with transaction.atomic():
+                user = user_create(
+                    username=_username_for(claims, issuer, subject),
+                    password=secrets.token_urlsafe(32),
+                    email=_clean_email(claims.get("email")),
+                    role=Role.STUDENT,
+                )
+                user.set_unusable_password()
+                user.first_name = str(claims.get("given_name") or "")[:150]
+                user.last_name = str(claims.get("family_name") or "")[:150]
+                user.save(update_fields=["password", "first_name", "last_name"])
+                identity = LtiIdentity.objects.create(user=user, issuer=issuer, subject=subject)
+            logger.info("lti account created", extra={"user_id": user.pk})
+        except IntegrityError:  # the same person's other launch won the race
+            identity = LtiIdentity.objects.select_related("user").get(issuer=issuer, subject=subject)
+    user = identity.user
+    if not user.is_active:
+        raise LaunchRefused("This account is disabled here.", code="inactive_user", status=403)
+    updates = {
+        "first_name": str(claims.get("given_name") or "")[:150],
+        "last_name": str(claims.get("family_name") or "")[:150],
+        "email": _clean_email(claims.get("email")),
+    }
+    changed = [f for f, v in updates.items() if v and getattr(user, f) != v]
+    for f in changed:
+        setattr(user, f, updates[f])
+    if changed:
+        user.save(update_fields=changed)
+    if role == INSTRUCTOR and user.role != Role.INSTRUCTOR and not user.is_superuser:
+        user_set_role(user=user, role=Role.INSTRUCTOR)
+    return identity
+
+
+def _enrol(link: CohortLink, identity: LtiIdentity) -> bool:
+    """The learner joins the link's cohort; a membership LTI made is remembered (the roster sync
+    removes only those). Returns whether they are new to it."""
+    cohort = link.cohort
+    if cohort.instructor_id == identity.user_id:
+        return False
+    if Membership.objects.filter(cohort=cohort, user_id=identity.user_id).exists():
+        return False
+    _, created = cohort_join(user=identity.user, code=cohort.join_code)
+    if created:
+        RosterEntry.objects.get_or_create(link=link, identity=identity)
+    return created
+
+
+# --- Deep linking ---------------------------------------------------------------------------
+
+
+def _deep_link_token(launch: ToolMessageLaunch, body: dict[str, Any], user: User) -> str:
+    """What the picker's form carries back: signed (it is posted from the LMS iframe, where our
+    session and CSRF cookies, SameSite=Lax, are not sent), short-lived and single-use."""
+    dl_settings = body.get(DL_SETTINGS_CLAIM) or {}
+    payload = {
+        "r": launch.lti_registration.pk,
+        "d": launch.lti_deployment.deployment_id,
+        "s": dl_settings,
+        "u": user.pk,
+        "j": uuid.uuid4().hex,
+    }
+    return signing.dumps(payload, salt=DEEP_LINK_SALT, compress=True)
+
+
+@dataclass(frozen=True)
+class DeepLinkSession:
+    registration_id: int
+    deployment_id: str
+    settings: dict[str, Any]
+    user_id: int
+    jti: str
+
+    @property
+    def accept_multiple(self) -> bool:
+        return str(self.settings.get("accept_multiple", "false")).lower() == "true"
+
+
+def deep_link_session(*, token: str) -> DeepLinkSession:
+    try:
+        data = signing.loads(token, salt=DEEP_LINK_SALT, max_age=DEEP_LINK_TTL_S)
+    except signing.BadSignature as error:  # SignatureExpired included
+        raise LaunchRefused(
+            "This content picker has expired. Start adding content from your course again.", code="bad_picker_token"
+        ) from error
+    return DeepLinkSession(data["r"], data["d"], data["s"], data["u"], data["j"])
+
+
+@dataclass(frozen=True)
+class DeepLinkResponse:
+    return_url: str
+    jwt: str
+
+
+def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_url: str) -> DeepLinkResponse:
+    """The signed LtiDeepLinkingResponse for the chosen workbooks (``slug``) or chapters
+    (``slug:number``), each an LtiResourceLink whose custom parameters say where it lands; graded
+    links carry a line item (the platform creates the gradebook column)."""
+    session = deep_link_session(token=token)
+    items: list[tuple[Workbook, Chapter | None]] = []
+    for choice in choices:
+        slug, _, number = choice.partition(":")
+        workbook = Workbook.objects.filter(slug=slug, is_published=True).first()
+        if workbook is None:
+            continue
+        chapter = Chapter.objects.filter(workbook=workbook, number=int(number)).first() if number.isdigit() else None
+        if number and chapter is None:
+            continue
+        items.append((workbook, chapter))
+    if not items:
+        raise LaunchRefused("Choose at least one workbook or chapter.", code="nothing_chosen")
+    if not session.accept_multiple:
+        items = items[:1]
+    if not cache.add(f"lti:deep-link-used:{session.jti}", 1, DEEP_LINK_TTL_S):
+        raise LaunchRefused("This content picker was already used.", code="picker_reused")
+    registration = LtiRegistration.objects.get(pk=session.registration_id)
+    resources = []
+    for workbook, chapter in items:
+        title = workbook.title if chapter is None else f"{workbook.title} · {chapter.number}. {chapter.title}"
+        custom = {"workbook": workbook.slug}
+        if chapter is not None:
+            custom["chapter"] = str(chapter.number)
+        resource = DeepLinkResource().set_url(launch_url).set_title(title).set_custom_params(custom)
+        if graded:
+            resource_id = workbook.slug if chapter is None else f"{workbook.slug}:{chapter.number}"
+            resource.set_lineitem(
+                LineItem().set_score_maximum(SCORE_MAXIMUM).set_label(title).set_resource_id(resource_id)
+            )
+        resources.append(resource)
+    tool_key_ensure()
+    deep_link = DeepLink(registration_for(registration), session.deployment_id, session.settings)  # type: ignore[arg-type]
+    logger.info("lti deep link", extra={"user_id": session.user_id, "items": len(resources), "graded": graded})
+    return DeepLinkResponse(
+        return_url=session.settings["deep_link_return_url"], jwt=deep_link.get_response_jwt(resources)
+    )
+
+
+# --- Continue in a new window ----------------------------------------------------------------
+
+
+def continue_token_create(*, user: User, landing: str) -> str:
+    return signing.dumps({"u": user.pk, "t": landing, "j": uuid.uuid4().hex}, salt=CONTINUE_SALT)
+
+
+def continue_token_redeem(*, token: str) -> tuple[User, str]:
+    """The user and landing page of a single-use, short-lived continue link."""
+    try:
+        data = signing.loads(token, salt=CONTINUE_SALT, max_age=settings.LTI_CONTINUE_TTL_S)
+    except signing.BadSignature as error:
+        raise LaunchRefused(
+            "This link has expired. Open the link from your course again.", code="bad_continue_token"
+        ) from error
+    if not cache.add(f"lti:continue-used:{data['j']}", 1, settings.LTI_CONTINUE_TTL_S * 2):
+        raise LaunchRefused("This link was already used. Open the link from your course again.", code="continue_reused")
+    user = User.objects.filter(pk=data["u"], is_active=True).first()
+    landing = str(data["t"])
+    if user is None or not url_has_allowed_host_and_scheme(landing, allowed_hosts=None):
+        raise LaunchRefused("This link is not valid.", code="bad_continue_token")
+    return user, landing
+
+
+# --- Grades (AGS) ----------------------------------------------------------------------------
+
+
+def _platform_call_failed(error: Exception) -> Exception:
+    """A transient failure (retry later) or a permanent one (log it, do not retry)."""
+    if isinstance(error, requests.RequestException):
+        return PlatformUnavailable(str(error))
+    if isinstance(error, LtiServiceException):
+        status = error.response.status_code
+        if status >= 500 or status == 429:
+            return PlatformUnavailable(str(error))
+    return error
+
+
+def score_post(*, binding_id: int) -> str:
+    """Post the learner's mastery of the link's workbook or chapter (solved out of total, read now)
+    to the platform's line item, creating the line item if the link has none. Posting the same
+    figures again is skipped, and would be harmless. Returns what happened, for the logs."""
+    binding = selectors.binding_get(binding_id=binding_id)
+    if binding is None:
+        return "gone"
+    target, identity = binding.target, binding.identity
+    fraction = selectors.target_mastery(user=identity.user, target=target)
+    if fraction.total == 0:
+        return "nothing to grade"
+    if (binding.last_solved, binding.last_total) == (fraction.solved, fraction.total):
+        return "unchanged"
+    resource_link = target.resource_link
+    registration = resource_link.context.deployment.registration
+    tool_key_ensure()
+    connector = ServiceConnector(registration_for(registration), http_session())
+    service_data = {"scope": target.scopes, "lineitems": target.lineitems_url, "lineitem": target.lineitem_url}
+    ags = AssignmentsGradesService(connector, service_data)  # type: ignore[arg-type]
+    complete = fraction.solved >= fraction.total
+    grade = (
+        Grade()
+        .set_score_given(fraction.solved)
+        .set_score_maximum(fraction.total)
+        .set_activity_progress("Completed" if complete else "InProgress")
+        .set_grading_progress("FullyGraded" if complete else "Pending")
+        .set_timestamp(timezone.now().isoformat(timespec="milliseconds"))
+        .set_user_id(identity.subject)
+    )
+    try:
+        if not target.lineitem_url:
+            title = target.chapter.title if target.chapter is not None else target.workbook.title
+            lineitem = ags.find_or_create_lineitem(
+                LineItem()
+                .set_label(title)
+                .set_score_maximum(SCORE_MAXIMUM)
+                .set_resource_link_id(resource_link.id_on_platform)
+                .set_resource_id(target.workbook.slug),
+                find_by="resource_link_id",
+            )
+            LinkTarget.objects.filter(pk=target.pk).update(lineitem_url=lineitem.get_id())
+            target.lineitem_url = str(lineitem.get_id())
+            service_data["lineitem"] = target.lineitem_url
+        ags.put_grade(grade)
+    except (requests.RequestException, LtiException) as error:
+        raise _platform_call_failed(error) from error
+    GradeBinding.objects.filter(pk=binding.pk).update(
+        last_solved=fraction.solved, last_total=fraction.total, last_posted_at=timezone.now()
+    )
+    logger.info(
+        "lti score posted",
+        extra={
+            "user_id": identity.user_id,
+            "binding_id": binding.pk,
+            "solved": fraction.solved,
+            "total": fraction.total,
+        },
+    )
+    return "posted"
+
+
+# --- Roster (NRPS) ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RosterResult:
+    added: int
+    removed: int
+
+
+def roster_sync(*, link_id: int) -> RosterResult:
+    """The cohort's membership from the course roster: active learners join (accounts created as
+    on a first launch), and members LTI added who left the roster leave. Members who joined by
+    code, and the instructor, are never removed."""
+    link = CohortLink.objects.select_related("cohort", "context__deployment__registration").filter(pk=link_id).first()
+    if link is None or not link.context.memberships_url:
+        return RosterResult(0, 0)
+    registration = link.context.deployment.registration
+    tool_key_ensure()
+    nrps = NamesRolesProvisioningService(
+        ServiceConnector(registration_for(registration), http_session()),
+        {"context_memberships_url": link.context.memberships_url},
+    )
+    try:
+        members = nrps.get_members()
+    except (requests.RequestException, LtiException) as error:
+        raise _platform_call_failed(error) from error
+    learners: dict[str, dict[str, Any]] = {}
+    for member in members:
+        data: dict[str, Any] = dict(member)
+        if data.get("status", "Active") == "Active" and launch_role(data.get("roles") or []) == LEARNER:
+            learners[str(data["user_id"])] = data
+    added = removed = 0
+    with transaction.atomic():
+        for subject, data in learners.items():
+            identity = identity_sync(issuer=registration.issuer, subject=subject, claims=data, role=LEARNER)
+            added += _enrol(link, identity)
+        gone = link.roster.select_related("identity__user").exclude(
+            identity__issuer=registration.issuer, identity__subject__in=list(learners)
+        )
+        for entry in gone:
+            cohort_leave(user=entry.identity.user, cohort=link.cohort)
+            entry.delete()
+            removed += 1
+        link.roster_synced_at = timezone.now()
+        link.save(update_fields=["roster_synced_at"])
+    logger.info("lti roster synced", extra={"cohort_id": link.cohort_id, "added": added, "removed": removed})
+    return RosterResult(added, removed)
+
+
+# --- Registering a platform ------------------------------------------------------------------
+
+
+@transaction.atomic
+def platform_register(
+    *,
+    issuer: str,
+    client_id: str,
+    deployment_ids: list[str],
+    auth_login_url: str,
+    auth_token_url: str,
+    keyset_url: str = "",
+    public_key_pem: str = "",
+    name: str = "",
+    audience: str = "",
+) -> tuple[LtiRegistration, bool]:
+    """Register a platform, or update it (the same issuer and client id): idempotent. Its
+    deployments are active. A platform without a key set URL gives its public key (PEM)."""
+    if not keyset_url and not public_key_pem:
+        raise ValueError("Give the platform's key set URL or its public key.")
+    if public_key_pem:
+        try:
+            load_pem_public_key(public_key_pem.encode())
+        except ValueError as error:
+            raise ValueError(f"The public key is not a PEM public key: {error}") from error
+    registration, created = LtiRegistration.objects.update_or_create(
+        issuer=issuer,
+        client_id=client_id,
+        defaults={
+            "name": name or f"{issuer} ({client_id})",
+            "auth_url": auth_login_url,
+            "token_url": auth_token_url,
+            "keyset_url": keyset_url,
+            "audience": audience,
+            "is_active": True,
+        },
+    )
+    for deployment_id in deployment_ids:
+        LtiDeployment.objects.update_or_create(
+            registration=registration, deployment_id=deployment_id, defaults={"is_active": True}
+        )
+    if public_key_pem:
+        StaticPlatformKey.objects.update_or_create(registration=registration, defaults={"public_key": public_key_pem})
+    else:
+        StaticPlatformKey.objects.filter(registration=registration).delete()
+    tool_key_ensure()
+    return registration, created
