@@ -105,6 +105,8 @@ class StuckPoint:
         minutes = self.median_minutes_to_solve
         if minutes is None:
             return ""
+        if minutes < 1:
+            return "< 1 min"
         if minutes < 60:
             return f"{minutes:.0f} min"
         if minutes < 48 * 60:
