@@ -110,6 +110,11 @@ def _mathml(latex: str, *, display: bool) -> str:
         out = merged
 
 
+def math_html(latex: str) -> str:
+    """LaTeX as inline MathML, as the learner's pages render ``$…$`` (the source, if it does not convert)."""
+    return _mathml(latex, display=False)
+
+
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 

@@ -22,12 +22,13 @@ import hmac
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from django.conf import settings
 from rest_framework import serializers
 
 from apps.exercises.choices import AnswerFormat, AttemptPart
+from apps.exercises.content.render import markdown_html
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
 
 if TYPE_CHECKING:
@@ -43,17 +44,43 @@ if TYPE_CHECKING:
 # ---- the answer as shown to instructors ------------------------------------------------------
 
 
+class ShownItem(NamedTuple):
+    """One piece of a structured answer: ``label`` and ``value`` in plain text (what the CSV file
+    and the API give), and for the instructor's page the value as safe HTML (an option's text with
+    its math rendered, an expression as math; empty: the value, escaped), how the grader read it
+    ("0.5 GiB = 536,870,912 B") and the piece's own verdict (table cells and parts; None: none)."""
+
+    label: str
+    value: str
+    html: str = ""
+    reading: str = ""
+    correct: bool | None = None
+    noted: bool = False
+
+
 @dataclass(frozen=True)
 class AnswerShown:
     """A submitted answer in the words the learner saw on the page (not the opaque ids the client
-    sent): ``text`` on one line, ``items`` one per piece (label, value), ``code`` for code."""
+    sent): ``text`` on one line, ``items`` one per piece (label, value...), ``code`` for code.
+    ``snippet``: the code the pieces point into (a Debug's lines), with the lines ``marked``."""
 
     text: str
-    items: list[tuple[str, str]]
+    items: list[ShownItem]
     code: str | None = None
+    snippet: str | None = None
+    marked: tuple[int, ...] = ()
 
 
 # ---- helpers several formats share ------------------------------------------------------------
+
+
+def inline_html(text: str) -> str:
+    """Content prose (an option's or a step's text, already substituted) as the learner's page
+    renders it, Markdown with its math, without the paragraph around a one-line text."""
+    html = markdown_html(text).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        return html[3:-4]
+    return html
 
 
 def opaque(version: ExerciseVersion, kind: str, key: str) -> str:

@@ -15,8 +15,10 @@ from apps.exercises.formats.base import (
     AnswerShown,
     Format,
     OptionOut,
+    ShownItem,
     SolutionOut,
     WidgetOut,
+    inline_html,
     learner_order,
     map_ids,
     opaque,
@@ -124,5 +126,9 @@ class Choice(Format):
         options = spec.options or []
         shown = learner_order(attempt.user_id, attempt.version, len(options))
         picked = set(parsed["choices"])
-        items = [(f"option {pos + 1}", options[i].text) for pos, i in enumerate(shown) if i in picked]
-        return AnswerShown(" + ".join(v for _, v in items), items)
+        items = [
+            ShownItem(f"option {pos + 1}", options[i].text, inline_html(options[i].text))
+            for pos, i in enumerate(shown)
+            if i in picked
+        ]
+        return AnswerShown(" + ".join(item.value for item in items), items)

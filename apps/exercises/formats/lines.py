@@ -10,7 +10,15 @@ from rest_framework import serializers
 
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import AttemptPart, ExerciseKind
-from apps.exercises.formats.base import AnswerShown, CodeFixOut, Format, SolutionOut, WidgetOut, payload_field
+from apps.exercises.formats.base import (
+    AnswerShown,
+    CodeFixOut,
+    Format,
+    ShownItem,
+    SolutionOut,
+    WidgetOut,
+    payload_field,
+)
 from apps.exercises.formats.code import code_widget
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
 from apps.exercises.grading.structured import grade_lines
@@ -141,6 +149,12 @@ class Lines(Format):
     def answer_shown(self, attempt: Attempt, spec: ExerciseSpec, parsed: dict[str, Any]) -> AnswerShown | None:
         if "lines" not in parsed:
             return None
-        code_lines = spec.code.starter.splitlines() if spec.code else []
-        items = [(f"line {n}", code_lines[n - 1] if 0 < n <= len(code_lines) else "") for n in parsed["lines"]]
-        return AnswerShown("lines " + ", ".join(str(n) for n in parsed["lines"]), items)
+        starter = spec.code.starter if spec.code else ""
+        code_lines = starter.splitlines()
+        picked = [n for n in parsed["lines"] if isinstance(n, int)]
+        items = [ShownItem(f"line {n}", code_lines[n - 1] if 0 < n <= len(code_lines) else "") for n in picked]
+        text = "lines " + ", ".join(str(n) for n in picked)
+        # The whole snippet with the picked lines marked, as the learner picked them.
+        return AnswerShown(
+            text, items, snippet=starter or None, marked=tuple(n for n in picked if 0 < n <= len(code_lines))
+        )

@@ -9,12 +9,15 @@ from rest_framework import serializers
 from apps.core.exceptions import ApplicationError
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import ExerciseKind
+from apps.exercises.content import cache
 from apps.exercises.formats.base import (
     AnswerShown,
     Format,
     OptionOut,
+    ShownItem,
     SolutionOut,
     WidgetOut,
+    inline_html,
     learner_order,
     map_ids,
     opaque,
@@ -111,13 +114,19 @@ class Order(Format):
         return out
 
     def answer_label(self, exercise: Exercise, parsed: dict[str, Any]) -> str:
+        # The steps' texts, as the learner read them (not the author's step ids).
         if "order" in parsed:
-            return "order " + " → ".join(map(str, parsed["order"]))
+            spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
+            texts = {s.id: s.text for s in spec.steps or []} if spec is not None else {}
+            return " → ".join(texts.get(str(step), str(step)) for step in parsed["order"])
         return "(other)"
 
     def answer_shown(self, attempt: Attempt, spec: ExerciseSpec, parsed: dict[str, Any]) -> AnswerShown | None:
         if "order" not in parsed:
             return None
         texts = {s.id: s.text for s in spec.steps or []}
-        items = [(str(n), texts.get(step, step)) for n, step in enumerate(parsed["order"], start=1)]
-        return AnswerShown(" → ".join(v for _, v in items), items)
+        items = [
+            ShownItem(str(n), texts.get(step, step), inline_html(texts[step]) if step in texts else "")
+            for n, step in enumerate(parsed["order"], start=1)
+        ]
+        return AnswerShown(" → ".join(item.value for item in items), items)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import ExerciseKind
+from apps.exercises.content import cache
+from apps.exercises.content.render import math_html
 from apps.exercises.formats.base import AnswerShown, Format, SolutionOut, WidgetOut, payload_field, prefixed
 from apps.exercises.formats.numeric import check_target
 from apps.exercises.formats.table import fields_shown
@@ -23,7 +26,7 @@ if TYPE_CHECKING:
     from apps.exercises.content.cache import Rendered
     from apps.exercises.content.resolve import ResolvedExercise
     from apps.exercises.content.schema import ExerciseSpec, PartSpec
-    from apps.exercises.models import Attempt, ExerciseVersion
+    from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 
 
 def part_labels(spec: ExerciseSpec) -> dict[str, str]:
@@ -157,7 +160,26 @@ class Parts(Format):
             return {}
         return {"parts": {key: _part_export(t, r.part_values.get(key)) for key, t in r.parts.items()}}
 
+    def answer_label(self, exercise: Exercise, parsed: dict[str, Any]) -> str:
+        # The parts by their labels, each as typed (a number with its unit, an expression).
+        if "parts" in parsed:
+            spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
+            return fields_shown(parsed["parts"] or {}, part_labels(spec) if spec is not None else {}).text
+        return "(other)"
+
     def answer_shown(self, attempt: Attempt, spec: ExerciseSpec, parsed: dict[str, Any]) -> AnswerShown | None:
         if "parts" not in parsed:
             return None
-        return fields_shown(parsed.get("parts") or {}, part_labels(spec))
+        symbols = {p.key: tuple(p.expression.symbols) for p in spec.parts or [] if p.expression is not None}
+
+        def html(key: str, value: str) -> str:  # an expression as math; a number as typed
+            return expression_html(value, symbols[key]) if key in symbols else ""
+
+        return fields_shown(parsed.get("parts") or {}, part_labels(spec), (attempt.details or {}).get("cells"), html)
+
+
+@lru_cache(maxsize=2048)
+def expression_html(text: str, names: tuple[str, ...]) -> str:
+    """A learner's expression as the math it means (MathML); empty if it does not parse."""
+    latex = symbolic.as_latex(text, names)
+    return math_html(latex) if latex is not None else ""

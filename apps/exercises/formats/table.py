@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
 
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import ExerciseKind
-from apps.exercises.formats.base import AnswerShown, Format, SolutionOut, WidgetOut, payload_field, prefixed
+from apps.exercises.content import cache
+from apps.exercises.formats.base import (
+    AnswerShown,
+    Format,
+    ShownItem,
+    SolutionOut,
+    WidgetOut,
+    payload_field,
+    prefixed,
+)
 from apps.exercises.formats.numeric import check_target
 from apps.exercises.grading.base import GradeResult
 from apps.exercises.grading.structured import grade_table
@@ -39,11 +49,33 @@ def table_labels(spec: ExerciseSpec) -> dict[str, str]:
     return labels
 
 
-def fields_shown(given: dict[str, Any], labels: dict[str, str]) -> AnswerShown:
-    """Separately graded fields (cells, parts) by their labels, in the page's order."""
+def fields_shown(
+    given: dict[str, Any],
+    labels: dict[str, str],
+    verdicts: object = None,
+    html: Callable[[str, str], str] | None = None,
+) -> AnswerShown:
+    """Separately graded fields (cells, parts) by their labels, in the page's order, each with how
+    the grader read it and its verdict (``verdicts``: the attempt's ``details["cells"]``) and, if
+    ``html`` makes one from (key, value), the value as HTML."""
     keys = [k for k in labels if k in given] + sorted(k for k in given if k not in labels)
-    items = [(labels.get(k) or k, str(given[k].get("value", ""))) for k in keys]
-    return AnswerShown("; ".join(f"{label}: {value}" for label, value in items), items)
+    by_key: dict[str, Any] = verdicts if isinstance(verdicts, dict) else {}
+    items = []
+    for k in keys:
+        value = str(given[k].get("value", "")) if isinstance(given[k], dict) else str(given[k])
+        found = by_key.get(k)
+        verdict: dict[str, Any] = found if isinstance(found, dict) else {}
+        items.append(
+            ShownItem(
+                labels.get(k) or k,
+                value,
+                html(k, value) if html is not None else "",
+                str(verdict.get("understood") or ""),
+                bool(verdict["correct"]) if "correct" in verdict else None,
+                bool(verdict.get("noted")),
+            )
+        )
+    return AnswerShown("; ".join(f"{item.label}: {item.value}" for item in items), items)
 
 
 class TableAnswerIn(serializers.Serializer[Any]):
@@ -147,11 +179,13 @@ class Table(Format):
         return [(f"Cell {cid}", target.text()) for cid, target in r.cells.items()]
 
     def answer_label(self, exercise: Exercise, parsed: dict[str, Any]) -> str:
+        # The cells by their labels on the page (row name · column), not their ids.
         if "cells" in parsed:
-            return "; ".join(f"{k}={v.get('value')}" for k, v in sorted(parsed["cells"].items()))
+            spec = cache.resolved(exercise.current_version).spec if exercise.current_version else None
+            return fields_shown(parsed["cells"] or {}, table_labels(spec) if spec is not None else {}).text
         return "(other)"
 
     def answer_shown(self, attempt: Attempt, spec: ExerciseSpec, parsed: dict[str, Any]) -> AnswerShown | None:
         if "cells" not in parsed:
             return None
-        return fields_shown(parsed.get("cells") or {}, table_labels(spec))
+        return fields_shown(parsed.get("cells") or {}, table_labels(spec), (attempt.details or {}).get("cells"))

@@ -236,6 +236,14 @@ def show(expr: sympy.Expr) -> str:
     return str(sympy.sstr(expr))
 
 
+def as_latex(raw: str, names: Collection[str]) -> str | None:
+    """A learner's expression as LaTeX (for showing it as math), or None if it does not parse."""
+    try:
+        return str(sympy.latex(parse(raw, names)))
+    except (InvalidAnswer, ValueError, OverflowError):  # stored before a grader change: shown as typed
+        return None
+
+
 def grade(raw: str, target: SymbolicTarget) -> GradeResult:
     expr = parse(raw, target.symbols)
     understood = show(expr)

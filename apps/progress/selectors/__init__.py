@@ -11,6 +11,7 @@ One module per topic; callers import this package (``from apps.progress import s
 - ``boards``: the global and cohort leaderboards with the caller's own rank;
 - ``cohorts``: cohorts a caller may see or teach, members, assignments, and instructor
   monitoring (the progress table, per-exercise statistics, a member's attempts);
+- ``history``: a member's attempts as the learner saw them, by exercise, with reveals and hints;
 - ``overview``: the instructor's cohort overview: learners at risk and the exercises they are stuck on;
 - ``due``: the learner's due dates;
 - ``skills``: the skills checklist;
@@ -39,6 +40,7 @@ from apps.progress.selectors.cohorts import (
     workbook_cell,
 )
 from apps.progress.selectors.due import Due, due_by_assignment, learner_due
+from apps.progress.selectors.history import ExerciseHistory, HistoryAttempt, LearnerHistory, learner_history
 from apps.progress.selectors.learner import (
     chapter_list,
     continue_point,
@@ -81,7 +83,10 @@ __all__ = [
     "Day",
     "Due",
     "Entry",
+    "ExerciseHistory",
     "ExerciseStats",
+    "HistoryAttempt",
+    "LearnerHistory",
     "LearnerRow",
     "Mastery",
     "OverviewRow",
@@ -113,6 +118,7 @@ __all__ = [
     "leaderboard",
     "learner_attempts",
     "learner_due",
+    "learner_history",
     "learner_numbers",
     "mastery",
     "member_get",

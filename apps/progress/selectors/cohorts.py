@@ -19,7 +19,7 @@ from apps.accounts.models import User
 from apps.exercises import formats
 from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
 from apps.exercises.content import cache, variants
-from apps.exercises.content.resolve import ContentError
+from apps.exercises.content.resolve import ContentError, ResolvedExercise
 from apps.exercises.formats import AnswerShown
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion, Workbook
 from apps.exercises.selectors import Counts
@@ -240,7 +240,9 @@ def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) ->
     versions: dict[int, ExerciseVersion] = {}
     for attempt in wrong_rows:
         if attempt.exercise_id in labels:
-            label = answer_label(labels[attempt.exercise_id], attempt.part, attempt.parsed, attempt.outcome)
+            label = answer_label(
+                labels[attempt.exercise_id], attempt.part, attempt.parsed, attempt.outcome, attempt.details
+            )
             if (attempt.details or {}).get("variant"):  # numbers of its own: label by relation to them
                 label = _relation(attempt, labels[attempt.exercise_id], versions) or label
             wrong[attempt.exercise_id][label] += 1
@@ -280,10 +282,15 @@ def _relation(attempt: Attempt, exercise: Exercise, versions: dict[int, Exercise
     return formats.get(exercise.format).relation_label(mine, seed, attempt)
 
 
-def answer_label(exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str) -> str:
-    """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one."""
+def answer_label(
+    exercise: Exercise, part: str, parsed: dict[str, Any], outcome: str, details: dict[str, Any] | None = None
+) -> str:
+    """A wrong answer as the grader read it, so "0.5 GiB" and "512 MiB" count as one. Code: how
+    the run ended and the first test it failed ("code: failed, test shapes")."""
     if part == AttemptPart.CODE:
-        return f"code: {outcome or 'failed'}"
+        tests = (details or {}).get("tests")
+        failing = [str(t.get("id")) for t in tests if isinstance(t, dict) and not t.get("passed")] if tests else []
+        return f"code: {outcome or 'failed'}" + (f", test {failing[0]}" if failing else "")
     return formats.get(exercise.format).answer_label(exercise, parsed)
 
 
@@ -299,6 +306,15 @@ def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -
     return learner, qs if limit is None else qs[:limit]
 
 
+def resolved_for(attempt: Attempt) -> ResolvedExercise:
+    """The version an attempt was graded on, with the numbers it answered (a varying exercise's
+    round): its option and step texts are the ones this learner read."""
+    try:
+        return cache.resolved(attempt.version, variants.recorded(attempt.details))
+    except ContentError:  # numbers the current code no longer resolves: the seed's texts
+        return cache.resolved(attempt.version)
+
+
 def answer_shown(attempt: Attempt) -> AnswerShown:
     """The attempt's answer against the version it was graded on: a number as typed, the chosen
     options' texts (in the order this learner was shown them), the steps' texts in the order
@@ -309,11 +325,11 @@ def answer_shown(attempt: Attempt) -> AnswerShown:
         code = str(raw.get("code", ""))
         n = len(code.splitlines())
         return AnswerShown(f"{n} line{'' if n == 1 else 's'} of code", [], code)
-    spec = cache.resolved(attempt.version).spec
+    spec = resolved_for(attempt).spec
     shown = formats.get(spec.format).answer_shown(attempt, spec, parsed)
     if shown is not None:
         return shown
     answer = raw.get("answer")
     if isinstance(answer, str):  # a number (with its unit) or an expression, as typed
         return AnswerShown(answer, [])
-    return AnswerShown(answer_label(attempt.exercise, attempt.part, parsed, attempt.outcome), [])
+    return AnswerShown(answer_label(attempt.exercise, attempt.part, parsed, attempt.outcome, attempt.details), [])
