@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import time
 from io import StringIO
 from typing import Any
 
 import pytest
 from celery.exceptions import Retry
 from django.conf import settings
+from django.core.cache import cache
 from django.core.management import call_command
 from django.test import Client
 
@@ -157,3 +159,26 @@ def test_roster_sync_adds_learners_and_removes_only_those_lti_added(
 def test_nightly_roster_sync_is_scheduled() -> None:
     entry = settings.CELERY_BEAT_SCHEDULE["lti-sync-rosters"]
     assert entry["task"] == "lti.sync_rosters"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_the_score_posts_from_a_timer_not_in_the_learners_request(
+    lms: Lms, platform: TestPlatform, synthetic_workbook: Workbook, settings: Any
+) -> None:
+    """The embedded default (``make run``: no Redis, tasks eager): solves still coalesce into one
+    post, sent after the window by a timer thread, and the learner's request does not wait for it."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.LTI_SCORE_COALESCE_S = 0.5
+    learner = _learner(lms, custom={"workbook": "synthetic"})
+    binding = GradeBinding.objects.get()
+    cache.delete(tasks._pending_key(binding.pk))
+    for exercise in _exercises(synthetic_workbook)[:2]:  # committed: the on_commit hooks run at once
+        assert learning_services.attempt_create(
+            user=learner, exercise=exercise, payload=correct_payload(exercise, learner)
+        ).first_solve
+    assert platform.scores == []  # nothing was posted inside the requests
+    deadline = time.monotonic() + 15
+    while not platform.scores and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [(_, score)] = platform.scores
+    assert (score["scoreGiven"], score["scoreMaximum"]) == (2, 6)
