@@ -9,9 +9,10 @@ import re
 import threading
 import time
 import uuid
+from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -64,6 +65,11 @@ class TestPlatform:
         self.token_requests: list[dict[str, Any]] = []
         self.jwks_fetches = 0
         self.fail_scores = 0  # answer this many score posts with a 503
+        # The browser side (tests/e2e): the tool's address, what /auth signs for the next launch,
+        # and the deep linking responses the LMS received.
+        self.tool_url = "http://testserver"
+        self.browser_launch: dict[str, Any] = {"roles": LEARNER}
+        self.deep_link_responses: list[str] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -169,6 +175,14 @@ class TestPlatform:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _html(self, html: str) -> None:
+                data = html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def _body(self) -> bytes:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
@@ -182,7 +196,34 @@ class TestPlatform:
 
             def do_GET(self) -> None:
                 path = urlparse(self.path).path
-                if path == "/jwks":
+                query = {k: v[0] for k, v in parse_qs(urlparse(self.path).query).items()}
+                if path == "/course":  # the LMS's course page: the tool in an iframe, as LMSs place it
+                    login = (
+                        platform.tool_url
+                        + "/lti/login/?"
+                        + urlencode(
+                            {
+                                "iss": platform.issuer,
+                                "login_hint": query.get("sub", "learner-1"),
+                                "target_link_uri": platform.tool_url + "/lti/launch/",
+                                "client_id": platform.client_id,
+                                "lti_deployment_id": platform.deployment_id,
+                            }
+                        )
+                    )
+                    self._html(
+                        f'<!doctype html><title>Course</title><h1>Systems 101</h1><iframe id="tool" src="{escape(login)}" width="900" height="600"></iframe>'
+                    )
+                elif path == "/auth":  # OIDC authorization: sign an id_token, post it to the tool
+                    body = platform.claims(nonce=query["nonce"], sub=query["login_hint"], **platform.browser_launch)
+                    body[CLAIM + "target_link_uri"] = query["redirect_uri"]
+                    self._html(
+                        f'<!doctype html><form method="post" action="{escape(query["redirect_uri"])}">'
+                        f'<input type="hidden" name="id_token" value="{platform.sign(body)}">'
+                        f'<input type="hidden" name="state" value="{escape(query["state"])}"></form>'
+                        "<script>document.forms[0].submit()</script>"
+                    )
+                elif path == "/jwks":
                     platform.jwks_fetches += 1
                     self._send(200, {"keys": [k.jwk() for k in platform.keys]})
                 elif path == "/lineitems":
@@ -220,6 +261,10 @@ class TestPlatform:
                         item["id"] = f"{platform.base}/lineitems/{len(platform.lineitems) + 1}"
                         platform.lineitems.append(item)
                         self._send(201, item, "application/vnd.ims.lis.v2.lineitem+json")
+                elif path == "/deep-link-return":
+                    form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
+                    platform.deep_link_responses.append(form.get("JWT", ""))
+                    self._html("<!doctype html><title>Added</title><p id=added>Content added to the course.</p>")
                 elif re.fullmatch(r"/lineitems/\d+/scores", path):
                     if not self._authorized():
                         return
