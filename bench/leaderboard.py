@@ -274,6 +274,19 @@ def scratch_url(url: str, suffix: str) -> tuple[str, str, str]:
     return urlunparse(parsed._replace(path=f"/{name}")), name, urlunparse(parsed._replace(path="/postgres"))
 
 
+def scratch_or_kept(
+    database_url: str, suffix: str, sizes: dict[str, int], *, keep: bool
+) -> tuple[str, str, dict[str, Any] | None]:
+    """The scratch database's URL and name, and, with ``keep``, the marker of a database a previous
+    run generated with the same sizes (reused as it is); otherwise None and a new empty database."""
+    url, name, admin_url = scratch_url(database_url, suffix)
+    previous = marker_read(admin_url, name) if keep else None
+    if previous is not None and all(previous.get(k) == v for k, v in sizes.items()):
+        return url, name, previous
+    scratch_database(database_url, suffix)
+    return url, name, None
+
+
 def marker_read(admin_url: str, name: str) -> dict[str, Any] | None:
     """What a finished generation left in the database's comment (None: absent or unfinished)."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -587,11 +600,8 @@ def main() -> int:
         "members": args.members,
         "cards": args.cards,
     }
-    url, name, admin_url = scratch_url(database_url, SUFFIX)
-    previous = marker_read(admin_url, name) if args.keep else None
-    reused = previous is not None and all(previous.get(k) == v for k, v in sizes.items())
-    if not reused:
-        scratch_database(database_url, SUFFIX)
+    url, name, previous = scratch_or_kept(database_url, SUFFIX, sizes, keep=args.keep)
+    reused = previous is not None
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": SETTINGS}
     os.environ.update(env)
 

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.grading_api import manage, ratios_to, summarize  # noqa: E402 - after the path is set
-from bench.leaderboard import code_version, generate, marker_read, scratch_url  # noqa: E402
+from bench.leaderboard import code_version, generate, scratch_or_kept  # noqa: E402
 from bench.pages import BASELINE, drop_database  # noqa: E402
 
 SUFFIX = "_ovbench"
@@ -126,13 +126,8 @@ def main() -> int:
         "members": args.members,
         "cards": 0,  # only the cards of solved exercises (the overview does not read them)
     }
-    url, name, admin_url = scratch_url(database_url, SUFFIX)
-    previous = marker_read(admin_url, name) if args.keep else None
-    reused = previous is not None and all(previous.get(k) == v for k, v in sizes.items())
-    if not reused:
-        from bench.grading_api import scratch_database
-
-        scratch_database(database_url, SUFFIX)
+    url, name, previous = scratch_or_kept(database_url, SUFFIX, sizes, keep=args.keep)
+    reused = previous is not None
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": SETTINGS}
     os.environ.update(env)
     start = time.perf_counter()

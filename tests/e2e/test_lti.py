@@ -32,14 +32,7 @@ def platform(site: Site) -> Iterator[TestPlatform]:
 
     p = TestPlatform()
     p.tool_url = site.url
-    registration, _ = services.platform_register(
-        issuer=p.issuer,
-        client_id=p.client_id,
-        deployment_ids=[p.deployment_id],
-        auth_login_url=p.auth_url,
-        auth_token_url=p.token_url,
-        keyset_url=p.jwks_url,
-    )
+    registration, _ = services.platform_register(**p.registration())
     try:
         yield p
     finally:

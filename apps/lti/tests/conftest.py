@@ -18,14 +18,7 @@ from apps.lti.tests.platform import TestPlatform
 @pytest.fixture
 def platform(db: None) -> Iterator[TestPlatform]:
     p = TestPlatform()
-    services.platform_register(
-        issuer=p.issuer,
-        client_id=p.client_id,
-        deployment_ids=[p.deployment_id],
-        auth_login_url=p.auth_url,
-        auth_token_url=p.token_url,
-        keyset_url=p.jwks_url,
-    )
+    services.platform_register(**p.registration())
     # The platform verifies the tool's client assertions with the tool's published key set.
     p.tool_jwks = Client().get("/lti/jwks/").json()
     yield p

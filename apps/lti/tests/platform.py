@@ -93,6 +93,17 @@ class TestPlatform:
     def jwks_url(self) -> str:
         return self.base + "/jwks"
 
+    def registration(self) -> dict[str, Any]:
+        """What an administrator registers the platform with (services.platform_register)."""
+        return {
+            "issuer": self.issuer,
+            "client_id": self.client_id,
+            "deployment_ids": [self.deployment_id],
+            "auth_login_url": self.auth_url,
+            "auth_token_url": self.token_url,
+            "keyset_url": self.jwks_url,
+        }
+
     # --- id_tokens ---
     def claims(
         self,
