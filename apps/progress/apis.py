@@ -260,28 +260,24 @@ OVERVIEW_PARAMETERS = [
     OpenApiParameter(
         "idle_days",
         {"type": "integer", "minimum": 1, "maximum": 365},
-        allow_blank=True,
         description="At risk when no solve for this many days (default 7).",
     ),
     OpenApiParameter(
         "sort",
         {"type": "string", "pattern": "^(" + "|".join(selectors.LEARNER_SORTS) + "|workbook:[a-z0-9-]+)$"},
-        allow_blank=True,
         description="Learners' order: " + ", ".join(selectors.LEARNER_SORTS) + " or workbook:<slug> (its "
         "mastery). Default risk: the most reasons first, then the least mastery.",
     ),
-    OpenApiParameter("desc", bool, allow_blank=True, description="Reverse the order."),
+    OpenApiParameter("desc", bool, description="Reverse the order."),
     OpenApiParameter(
         "stuck_sort",
         str,
         enum=list(selectors.STUCK_SORTS),
-        allow_blank=True,
         description="Stuck points' order (default stuck: reveals and stuck learners, then attempts per solve).",
     ),
     OpenApiParameter(
         "stuck_limit",
         {"type": "integer", "minimum": 1, "maximum": 500},
-        allow_blank=True,
         description="How many stuck points (default 10).",
     ),
 ]

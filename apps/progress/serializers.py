@@ -261,6 +261,13 @@ class OverviewQueryIn(serializers.Serializer[Any]):
     stuck_sort = serializers.ChoiceField(choices=selectors.STUCK_SORTS, required=False, default="stuck")
     stuck_limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=10)
 
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # DRF reads "idle_days=" as absent; the schema promises an integer, so a blank is an error.
+        blank = {name: "Give a value, or leave the parameter out." for name in self.fields if data.get(name) == ""}
+        if blank:
+            raise serializers.ValidationError(blank)
+        return super().to_internal_value(data)
+
 
 class RiskOut(serializers.Serializer[Any]):
     code = serializers.ChoiceField(

@@ -150,6 +150,8 @@ def test_the_api_resource_and_csv_files(world: World, clock: Clock) -> None:
     assert [r["username"] for r in ordered["learners"]] == ["dave", "carol", "bob", "alice"]
     bad = api.get(f"/api/v1/cohorts/{world.cohort.pk}/overview/?sort=bogus&idle_days=0")
     assert bad.status_code == 400 and set(bad.json()) == {"error"}
+    blank = api.get(f"/api/v1/cohorts/{world.cohort.pk}/overview.csv?sort=mastery&idle_days=")
+    assert blank.status_code == 400 and "idle_days" in blank.content.decode()  # an integer, as the schema says
 
     learners_csv = api.get(f"/api/v1/cohorts/{world.cohort.pk}/overview.csv?idle_days=3")
     assert learners_csv["Content-Type"].startswith("text/csv")
