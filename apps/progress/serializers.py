@@ -263,10 +263,13 @@ class OverviewQueryIn(serializers.Serializer[Any]):
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         # DRF reads "idle_days=" as absent; the schema promises an integer, so a blank is an error.
-        blank = {name: "Give a value, or leave the parameter out." for name in self.fields if data.get(name) == ""}
+        blank = {
+            name: "Give a value, or leave the parameter out." for name, _ in self.fields.items() if data.get(name) == ""
+        }
         if blank:
             raise serializers.ValidationError(blank)
-        return super().to_internal_value(data)
+        values: dict[str, Any] = super().to_internal_value(data)
+        return values
 
 
 class RiskOut(serializers.Serializer[Any]):
