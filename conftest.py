@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,7 +25,37 @@ from apps.exercises.tests import synthetic
 from apps.progress import services as progress_services
 from apps.sandbox import selectors
 from apps.sandbox.runner import DockerRunner
-from apps.sandbox.tests.worker import WORKER_NAME, WorkerProcess, start_worker, worker_env
+from apps.sandbox.tests.worker import ROOT, WORKER_NAME, WorkerProcess, start_worker, worker_env
+
+# The long tests, each group on one pytest-xdist worker (`--dist loadgroup`; `pytestmark` in their
+# modules names the group) and handed out first, in this order, so that they overlap the rest of
+# the suite instead of ending it: the compose stack (image builds), the fault drills (a private
+# stack), the contract fuzzing and the generated client. `make test` passes --no-loadscope-reorder
+# so that xdist keeps this order rather than putting the biggest groups first.
+LONG_GROUPS = ("stack", "drills", "contract", "client")
+_STARTED = time.time()
+
+
+def _group(item: pytest.Item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0]) if mark is not None and mark.args else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_GROUPS)}
+    items.sort(key=lambda item: rank.get(_group(item) or "", len(rank)))  # stable: the rest keep their order
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """The fault drills' figures (recovery times, status codes seen), where the run's output shows them.
+
+    The drills write them to var/drills.json in whichever process ran them (an xdist worker): the
+    summary, printed by the main process, reads them from there when this run wrote them."""
+    report = ROOT / "var" / "drills.json"
+    if report.exists() and report.stat().st_mtime >= _STARTED:
+        terminalreporter.write_sep("-", f"fault drills (also in {report.relative_to(ROOT)})")
+        for key, value in sorted(json.loads(report.read_text()).items()):
+            terminalreporter.write_line(f"{key}: {value}")
 
 
 @pytest.fixture(scope="session")

@@ -77,7 +77,8 @@ start_redis() {
         return
     fi
     mkdir -p "$REDIS_DIR"
-    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --daemonize yes --dir "$REDIS_DIR" \
+    # 64 databases: each pytest-xdist worker takes two (config/settings/test.py).
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --daemonize yes --dir "$REDIS_DIR" --databases 64 \
         --save '' --appendonly no --logfile "$REDIS_DIR/redis.log" --pidfile "$REDIS_DIR/redis.pid"
     for _ in $(seq 50); do
         redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && break

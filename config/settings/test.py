@@ -5,6 +5,15 @@ from config.settings.base import *  # noqa: F403
 
 DATABASES = {"default": env.db_url_config(env.str("DATABASE_URL", default="postgres://mlsys@127.0.0.1:54329/mlsys"))}
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:63799/0")
+# pytest-xdist runs the suite on several workers at once (gw0, gw1, ...). Each has a database of its
+# own (pytest-django names it test_<name>_gw<N>) and here Redis databases of its own: worker N's
+# cache on 2N and its broker on 2N+1 above the given one, so that one worker clearing its cache or
+# its sandbox worker taking a task never touches another's. Processes a worker starts (its sandbox
+# worker) inherit PYTEST_XDIST_WORKER and so land on the same databases.
+XDIST_WORKER = env.str("PYTEST_XDIST_WORKER", default="")
+if XDIST_WORKER:
+    _redis_base, _redis_db = REDIS_URL.rsplit("/", 1)
+    REDIS_URL = f"{_redis_base}/{int(_redis_db or 0) + 2 * int(XDIST_WORKER.removeprefix('gw'))}"
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -14,7 +23,8 @@ CACHES = {
     }
 }
 # The broker on its own Redis database: clearing the cache between tests must not drop messages.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL.rsplit("/", 1)[0] + "/1")
+_redis_base, _redis_db = REDIS_URL.rsplit("/", 1)
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=f"{_redis_base}/{int(_redis_db or 0) + 1}")
 CELERY_TASK_ALWAYS_EAGER = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
 STORAGES = {

@@ -28,7 +28,7 @@ from apps.exercises.models import Attempt
 from apps.progress.models import ExerciseProgress
 from apps.sandbox.tests.worker import ROOT, WorkerProcess
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("client")]
 PASSWORD = "client-pass-Vb7!q"  # test accounts only
 EXAMPLE = ROOT / "examples" / "course_with_generated_client.py"
 CONFIG = ROOT / "examples" / "openapi-client.yaml"

@@ -52,7 +52,9 @@ def _live_database(django_db_blocker: Any) -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session: the contract tests run first on their worker (conftest.py's
+# LONG_GROUPS) and the accounts they commit must be gone before that worker's other tests.
+@pytest.fixture(scope="module")
 def contract_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[Callers]:
     server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
     server.daemon = True

@@ -26,7 +26,7 @@ SCHEMATHESIS = str(Path(sys.executable).with_name("schemathesis"))
 MAX_EXAMPLES = 5
 SEED = 17
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("contract")]
 
 
 def schemathesis(url: str, schema: str, *args: str) -> subprocess.CompletedProcess[str]:

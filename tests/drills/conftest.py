@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -22,17 +21,6 @@ from tests.drills.stack import PASSWORD, RUN_ID, Stack, build_stack
 REPORT = ROOT / "var" / "drills.json"
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The drills' figures (recovery times, status codes seen), where the run's output shows them."""
-    if _figures:
-        terminalreporter.write_sep("-", f"fault drills (also in {REPORT.relative_to(ROOT)})")
-        for key, value in sorted(_figures.items()):
-            terminalreporter.write_line(f"{key}: {value}")
-
-
-_figures: dict[str, Any] = {}
-
-
 @pytest.fixture(scope="session")
 def stack() -> Iterator[Stack]:
     built = build_stack()
@@ -41,8 +29,8 @@ def stack() -> Iterator[Stack]:
     finally:
         built.down()
         REPORT.parent.mkdir(exist_ok=True)
+        # The root conftest's terminal summary prints it.
         REPORT.write_text(json.dumps(built.timings, indent=2, sort_keys=True) + "\n")
-        _figures.update(built.timings)
 
 
 @pytest.fixture

@@ -226,7 +226,9 @@ class Stack:
         named = ROOT / "var" / "sandbox-image"
         assert named.exists(), f"{named} is missing: run `make sandbox-image`"
         image = named.read_text().strip()
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_", "REDIS_", "CELERY_", "SANDBOX_"))}
+        # Not PYTEST_XDIST_WORKER either: under it the test settings move Redis to a worker's own databases.
+        drop = ("DATABASE_", "REDIS_", "CELERY_", "SANDBOX_", "PYTEST_XDIST_")
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         return {
             **keep,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",

@@ -30,7 +30,7 @@ from tests.drills.client import (
 )
 from tests.drills.stack import Stack, wait_for
 
-pytestmark = [pytest.mark.slow, pytest.mark.drill]
+pytestmark = [pytest.mark.slow, pytest.mark.drill, pytest.mark.xdist_group("drills")]
 
 LEASE = settings.SANDBOX_LEASE_S
 REPUBLISH = settings.SANDBOX_REPUBLISH_AFTER_S

@@ -30,7 +30,7 @@ import requests
 from apps.exercises.content.loader import load_workbook
 from apps.exercises.content.resolve import resolve
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("stack")]
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKBOOK = ROOT / "fixtures" / "workbooks" / "transformer-math"

@@ -25,8 +25,11 @@ from apps.sandbox import selectors
 ROOT = Path(__file__).resolve().parents[3]
 WORKER_TIME_LIMIT_S = "5"  # the tests' default run limit: hostile loops end sooner
 # The test worker's name, which is also its containers' owner label: two test runs on one Docker
-# daemon (say, two checkouts) name theirs apart so that neither reaps the other's containers.
-WORKER_NAME = os.environ.get("SANDBOX_TEST_WORKER", "sandbox-test")
+# daemon (say, two checkouts) name theirs apart so that neither reaps the other's containers, and
+# so do the pytest-xdist workers of one run (gw0, gw1, ...): each starts a sandbox worker of its own.
+WORKER_NAME = "-".join(
+    filter(None, [os.environ.get("SANDBOX_TEST_WORKER", "sandbox-test"), os.environ.get("PYTEST_XDIST_WORKER")])
+)
 
 
 def _database_url() -> str:
