@@ -131,16 +131,23 @@
   async function follow(url, first) {
     // Poll the attempt until it is final: quickly at first (a pooled sandbox answers in tens of
     // milliseconds), then every 250 ms, then every second for long runs.
+    // The feedback region is busy while it follows a run (assistive technology waits for it to
+    // settle); once this run's polling has ended, for good, it is not.
     const mine = ++currentRun;
+    feedback.setAttribute("aria-busy", "true");
     let a = first;
-    for (let i = 0; i < 900; i++) {
-      if (mine !== currentRun) return;
-      if (a && FINAL.includes(a.status)) return show({ status: 201, body: a });
-      if (a && a.status) showStatus(a);
-      await new Promise((r) => setTimeout(r, i < 4 ? 50 : i < 24 ? 250 : 1000));
-      a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then((r) => (r.ok ? r.json() : null))
-        .catch(() => null); // a dropped poll is retried on the next turn
+    try {
+      for (let i = 0; i < 900; i++) {
+        if (mine !== currentRun) return;
+        if (a && FINAL.includes(a.status)) return await show({ status: 201, body: a });
+        if (a && a.status) showStatus(a);
+        await new Promise((r) => setTimeout(r, i < 4 ? 50 : i < 24 ? 250 : 1000));
+        a = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+          .then((r) => (r.ok ? r.json() : null))
+          .catch(() => null); // a dropped poll is retried on the next turn
+      }
+    } finally {
+      if (mine === currentRun) feedback.removeAttribute("aria-busy");
     }
   }
 

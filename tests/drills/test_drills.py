@@ -173,7 +173,9 @@ def test_postgres_restart_while_answers_flow(healthy: Stack, learner: Learner) -
         wait_for("answers flowing", lambda: flow.between(flow_started, time.monotonic())["201"] >= 5, 30)
         down_at = time.monotonic()
         stack.pg.stop("fast")
-        time.sleep(2.0)  # down long enough for answers to meet the outage
+        # Down until answers have met the outage: three of them refused while it lasts.
+        wait_for("answers refused while PostgreSQL is down",
+                 lambda: sum(n for s, n in flow.between(down_at, time.monotonic()).items() if s != "201") >= 3, 30)  # fmt: skip
         stack.pg.start()
         up_at = time.monotonic()
         first = wait_for("an answer graded after PostgreSQL came back", lambda: flow.first_after(up_at), 30,

@@ -86,7 +86,9 @@ def test_the_page_follows_a_run_live(setup: tuple[Site, float], phone: bool) -> 
     first_running = next(i for i, text in enumerate(seen) if running_text(limit) in text)
     assert first_running < verdict_at, seen
     assert not any("Queued" in text or "Running" in text for text in seen[verdict_at:]), seen  # nothing stale
-    time.sleep(1.5)  # a late poll of this run would land in this window
+    # The page's polling of this run has ended (it marks the region busy until then): no late poll
+    # can land after this.
+    expect(feedback).not_to_have_attribute("aria-busy", "true")
     assert "Running" not in feedback.inner_text() and feedback.inner_text().count(attempt.feedback) == 1
     assert page.js_errors == []  # type: ignore[attr-defined]
 

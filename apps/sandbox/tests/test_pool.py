@@ -12,6 +12,8 @@ import io
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
 
 import docker
 import pytest
@@ -106,10 +108,25 @@ def test_two_submissions_in_a_row_share_no_process_file_or_import(pool: PooledRu
     assert judge(second, [Case("a", [0, 0], {}, [False] * 5)], "f").passed, second.report
 
 
+def _started_at(container: Any) -> float:
+    """When Docker started a container, in seconds since the epoch (its clock is this machine's)."""
+    stamp = container.attrs["State"]["StartedAt"]  # RFC 3339 with nanoseconds: 2026-11-27T09:40:28.123456789Z
+    whole, _, fraction = stamp.rstrip("Z").partition(".")
+    return datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp() + float(f"0.{fraction or 0}")
+
+
 def test_the_time_limit_counts_from_the_hand_over_not_from_the_container_start(pool: PooledRunner) -> None:
     sleeper = job("import time\ndef f(a, b):\n    if a == 20:\n        time.sleep(1.5)\n    return a + b\n")
     ready(pool, sleeper, replace(LIMITS, time_s=2.5))
-    time.sleep(3)  # the container has waited longer than the run's whole limit
+    # Until the waiting container has been up longer than the run's whole limit.
+    engine = docker.from_env()
+    (waiting,) = engine.containers.list(filters={"label": f"{LABEL_OWNER}={pool.owner}"}, ignore_removed=True)
+    started = _started_at(waiting)
+    deadline = time.monotonic() + 30
+    while time.time() - started <= 3.0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert time.time() - started > 3.0
+    engine.close()
     result = pool.run(sleeper, replace(LIMITS, time_s=2.5))
     assert pool.stats["warm"] == 1
     assert judge(result, ADD, "f").passed, result.report

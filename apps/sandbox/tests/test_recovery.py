@@ -110,9 +110,15 @@ def test_the_lease_is_renewed_while_the_run_goes_on(sandbox: Sandbox, settings: 
     first = timezone.now() + timedelta(seconds=0.6)
     attempt_id = _pending(sandbox, "def f():\n    return 1\n", status=AttemptStatus.RUNNING, claims=1,
                           lease_expires_at=first)  # fmt: skip
+
+    def lease_end() -> Any:
+        return sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at
+
     with services._Lease(attempt_id, claim=1):
-        time.sleep(1.0)
-    renewed = sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at
+        deadline = time.monotonic() + 10
+        while not (lease_end() > first) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    renewed = lease_end()
     assert renewed is not None and renewed > first
     # A lease is renewed only under its own claim. (Set far ahead: the session's worker recovers
     # expired leases every heartbeat, and must not be what changes it here.)
@@ -122,9 +128,11 @@ def test_the_lease_is_renewed_while_the_run_goes_on(sandbox: Sandbox, settings: 
             status=AttemptStatus.RUNNING, claims=2, lease_expires_at=later
         )
     )
-    with services._Lease(attempt_id, claim=1):
-        time.sleep(0.5)
-    assert sandbox._committed(lambda: Attempt.objects.get(pk=attempt_id)).lease_expires_at == later
+    with services._Lease(attempt_id, claim=1) as lease:
+        # Its first renewal finds no attempt under its claim, and the renewing thread ends by itself.
+        lease.thread.join(timeout=10)
+        assert not lease.thread.is_alive()
+    assert lease_end() == later
     sandbox._committed(lambda: services.attempt_not_graded(attempt_id=attempt_id, reason="test over"))
 
 
