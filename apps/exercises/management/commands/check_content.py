@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.exercises.content.report import check_workbooks
 from apps.exercises.content.variants import Coverage
 from apps.sandbox import selectors as sandbox_selectors
+from apps.sandbox.cache import CachedRunner, default_directory
 from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner, SandboxUnavailable
 
@@ -27,6 +28,12 @@ class Command(BaseCommand):
             help="Run reference and starter code in the sandbox image (default), in a local subprocess "
             "(authors' trusted code, no Docker needed), or not at all.",
         )
+        parser.add_argument(
+            "--no-cache",
+            action="store_true",
+            help="Run every solution again. By default a sandbox run of the same source, tests and limits "
+            "in the same image is read from the last check's results (MLSYS_CACHE_DIR, else ~/.cache/mlsys).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         runner: Runner | None = None
@@ -43,7 +50,7 @@ class Command(BaseCommand):
                     f"The sandbox image {docker_runner.image} is missing: build it with "
                     "deploy/sandbox/build-sandbox-image.sh, or use --code local."
                 )
-            runner = docker_runner
+            runner = docker_runner if options["no_cache"] else CachedRunner(docker_runner, default_directory())
         reports = check_workbooks(
             settings.CONTENT_DIR, options.get("workbook"), runner=runner, chapter_glob=options["chapter"]
         )
@@ -57,6 +64,11 @@ class Command(BaseCommand):
             for warning in r.warnings:
                 self.stdout.write(self.style.WARNING(f"  ~ warning: {warning}"))
             failed += len(r.problems)
+        if isinstance(runner, CachedRunner):
+            self.stdout.write(
+                f"code runs: {runner.misses} in the sandbox, {runner.hits} unchanged since a check "
+                f"of the same image ({runner.directory})"
+            )
         if len(reports) > 1:
             total = sum((r.coverage for r in reports), Coverage())
             self.stdout.write(f"all workbooks: {total.text()}")
