@@ -4,10 +4,11 @@ exercise answered over HTTP, a `docker kill`ed sandbox worker coming back, then 
 
 Needs Docker and docker-compose (or `docker compose`): without them this fails (it is part of
 `make test`), it does not skip. From no stack images it takes about 5.5 minutes on 2 cores: the
-base image by debootstrap ~1 min (once per machine), the web/postgres/redis images ~3.5 min (every
-run: they are this run's own), the stack's start ~1 min, the rest under 30 s. The sandbox image is the one `make test` built (SANDBOX_IMAGE); every other image is built
-here under this run's project name and removed afterwards, the base image excepted (it is
-content-addressed, shared, and reused while deploy/base/ is unchanged).
+base image by debootstrap ~1 min, the web/postgres/redis images ~3.5 min, the stack's start ~1 min,
+the rest under 30 s. Every image is keyed by its inputs (deploy/build-images.sh): while they are
+unchanged a later run tags the images an earlier one built with its own project name instead of
+building them, and the test takes about a minute. The sandbox image is the one `make test` built
+(SANDBOX_IMAGE); `down --rmi all` removes this run's project tags and leaves the keyed images.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ class Stack:
     env: dict[str, str]
     url: str
     log: list[str]
+    keyed: list[str] = field(default_factory=list)  # the images keyed by their inputs that `up` used
 
     def attempt(self, *args: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
         """scripts/stack.sh ARGS, whatever its exit code."""
@@ -114,15 +116,23 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     }
     built = Stack(env=env, url=f"http://127.0.0.1:{port}", log=[])
     try:
-        built.run("up", timeout=BUILD_TIMEOUT_S)
+        up = built.run("up", timeout=BUILD_TIMEOUT_S)
+        built.keyed = re.findall(r"^KEYED_IMAGES=(.*)$", up, re.MULTILINE)[-1].split()
         yield built
     finally:
         built.run("down", "--volumes", "--rmi", "all", "--remove-orphans")
         print("stack timings:", "; ".join(built.log))
     project = env["COMPOSE_PROJECT_NAME"]
     named = _sh(["docker", "image", "ls", "-q", f"{project}-*"])
-    untagged = _sh(["docker", "image", "ls", "-q", "--filter", f"label=mlsys.web-image-of={project}"])
+    untagged = _sh(
+        ["docker", "image", "ls", "-q", "--filter", "dangling=true", "--filter", f"label=mlsys.web-image-of={project}"]
+    )
     assert (named.stdout, untagged.stdout) == ("", ""), f"down --rmi all left this project's images: {named} {untagged}"
+    # What stays is the images keyed by their inputs (mlsys-web:<hash>, ...): the next build of the
+    # same inputs, by any project, tags them instead of building again (deploy/build-images.sh).
+    assert len(built.keyed) == 3, built.keyed
+    for image in built.keyed:
+        assert _sh(["docker", "image", "inspect", image]).returncode == 0, f"{image} was removed"
 
 
 def _poll(session: requests.Session, url: str, timeout: float = 180.0) -> dict[str, Any]:
