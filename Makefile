@@ -12,18 +12,11 @@ TEST_ENV := DATABASE_URL=postgres://mlsys@127.0.0.1:$(PG_PORT)/mlsys REDIS_URL=r
 
 .PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image gvisor stack stack-down
 
-$(VENV)/.base: requirements/base.lock
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --require-hashes -r requirements/base.lock
-	touch $@
-
-$(VENV)/.dev: requirements/dev.lock
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --require-hashes -r requirements/dev.lock
-	touch $@ $(VENV)/.base
-
-venv: $(VENV)/.base
-venv-dev: $(VENV)/.dev
+## The virtualenv: built once per lock file in the machine's cache, .venv links it (scripts/venv.sh).
+venv:
+	@bash scripts/venv.sh base
+venv-dev:
+	@bash scripts/venv.sh dev
 
 ## make run: the platform on its embedded default (SQLite, Celery in-process) at http://127.0.0.1:8000
 run: venv
@@ -33,14 +26,11 @@ run: venv
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) seed_demo
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) runserver 127.0.0.1:8000
 
-## make test: ruff, mypy, check_content and the whole pytest suite on real PostgreSQL and Redis
-test: venv-dev services sandbox-image gvisor
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(VENV)/bin/lint-imports
-	$(TEST_ENV) DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) check_content
-	$(TEST_ENV) $(VENV)/bin/pytest $(PYTEST_ARGS)
+## make test: ruff, mypy, import contracts, check_content and the whole pytest suite on real PostgreSQL,
+## Redis, Docker and Chromium, each phase timed (scripts/test.sh). PYTEST_ARGS narrows or adds to pytest's
+## arguments; PYTEST_WORKERS (default 3) is the number of pytest-xdist workers, 0 for one process.
+test:
+	@bash scripts/test.sh
 
 services:
 	bash scripts/services.sh start
