@@ -45,7 +45,7 @@ def _settled(result: RunResult) -> bool:
         result.status == "completed"
         and not result.oom_killed
         and isinstance(report, dict)
-        and "limit" not in report
+        and not report.get("limit")
         and not report.get("signal")
         and isinstance(report.get("results"), list)
     )
