@@ -39,7 +39,7 @@ JAX = Target("scaling-book", "9.8", "9.8-vmap-predict/solution.py")  # its own l
 class Hostile:
     name: str
     source: str
-    outcome: str
+    outcome: str  # "a|b": either is right
     says: str = ""  # a fragment the feedback, a test message or the traceback must contain
     target: Target = PLAIN
     # Under gVisor (test_runtimes.py), where its kernel answers otherwise: (outcome, says), the
@@ -282,7 +282,10 @@ HOSTILE = [
     Hostile(
         "recursion_with_the_limit_lifted",
         fn("sys.setrecursionlimit(10**9)\ndef f(n):\n    return f(n + 1) + 1\nreturn f(0)", "import sys"),
-        "memory_limit",  # Python 3.11 frames live on the heap: the recursion eats memory, not C stack
+        # Python 3.11 frames live on the heap: the recursion eats memory, not C stack. It fills
+        # 512 MB a frame at a time, slowly: with other tests' containers on the same two cores
+        # (make test's parallel workers) the 5 s time limit can come first. Contained either way.
+        "memory_limit|timeout",
         gvisor=("memory_limit|timeout", ""),  # as memory_list_flood
     ),
     Hostile(
@@ -332,7 +335,8 @@ def test_hostile_submission_cannot_pass_or_harm(hostile: Hostile, sandbox: Sandb
         [attempt.feedback, details.get("message", ""), details.get("traceback", "")]
         + [t.get("message", "") for t in details.get("tests", [])]
     )
-    assert (attempt.status, attempt.outcome) == (AttemptStatus.GRADED, hostile.outcome), (attempt.outcome, shown[:2000])
+    assert attempt.status == AttemptStatus.GRADED, (attempt.status, shown[:2000])
+    assert attempt.outcome in hostile.outcome.split("|"), (attempt.outcome, shown[:2000])
     assert attempt.verdict == Verdict.INCORRECT
     assert hostile.says in shown, shown[:2000]
     assert "\x00" not in shown
