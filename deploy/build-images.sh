@@ -12,7 +12,7 @@
 #
 # Built once: each of those three is also tagged mlsys-<service>:<hash12>, the hash of its inputs
 # (the base image and every file that reaches the image: deploy/<service>/ and, for web,
-# requirements/base.lock, manage.py, config, apps, templates, static and fixtures). A later build
+# requirements/base.lock, manage.py, config, apps but their tests, templates, static and fixtures). A later build
 # whose inputs are unchanged, for any project, tags that image with the project's name instead of
 # building it again (FORCE=1 rebuilds). The three newest keys of each service are kept.
 #
@@ -52,7 +52,8 @@ project=${COMPOSE_PROJECT_NAME:-mlsys}
 inputs_key() {
     {
         echo "$BASE_IMAGE"
-        find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum
+        # Not apps/*/tests: deploy/web/Dockerfile leaves them out of the image.
+        find "$@" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path 'apps/*/tests/*' -print0 | sort -z | xargs -0 sha256sum
     } | sha256sum | cut -c1-12
 }
 declare -A KEYS=(
