@@ -1,5 +1,7 @@
 """Test settings: real PostgreSQL and Redis (started by scripts/services.sh), tuned for speed."""
 
+from urllib.parse import urlsplit
+
 from config.env import env
 from config.settings.base import *  # noqa: F403
 
@@ -11,9 +13,9 @@ REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:63799/0")
 # its sandbox worker taking a task never touches another's. Processes a worker starts (its sandbox
 # worker) inherit PYTEST_XDIST_WORKER and so land on the same databases.
 XDIST_WORKER = env.str("PYTEST_XDIST_WORKER", default="")
-if XDIST_WORKER:
-    _redis_base, _redis_db = REDIS_URL.rsplit("/", 1)
-    REDIS_URL = f"{_redis_base}/{int(_redis_db or 0) + 2 * int(XDIST_WORKER.removeprefix('gw'))}"
+_redis = urlsplit(REDIS_URL)
+_cache_db = int(_redis.path.strip("/") or 0) + 2 * int(XDIST_WORKER.removeprefix("gw") or 0)
+REDIS_URL = _redis._replace(path=f"/{_cache_db}").geturl()
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -23,8 +25,7 @@ CACHES = {
     }
 }
 # The broker on its own Redis database: clearing the cache between tests must not drop messages.
-_redis_base, _redis_db = REDIS_URL.rsplit("/", 1)
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=f"{_redis_base}/{int(_redis_db or 0) + 1}")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=_redis._replace(path=f"/{_cache_db + 1}").geturl())
 CELERY_TASK_ALWAYS_EAGER = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; tests only
 STORAGES = {
