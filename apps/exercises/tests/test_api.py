@@ -16,9 +16,9 @@ from apps.accounts.models import Role, User
 from apps.core.throttling import FixedWindowScopedThrottle
 from apps.exercises import formats
 from apps.exercises.choices import AnswerFormat
-from apps.exercises.content import cache
+from apps.exercises.content import cache, variants
 from apps.exercises.content.secrecy import leaks
-from apps.exercises.models import Attempt, Exercise
+from apps.exercises.models import Attempt, Chapter, Exercise
 from apps.exercises.tests import content
 from apps.exercises.tests.answers import (
     correct_payload,
@@ -31,6 +31,7 @@ from apps.exercises.tests.answers import (
     strings_in,
     wrong_payload,
 )
+from apps.learning import selectors as learning_selectors
 from apps.progress.models import ExerciseProgress
 
 pytestmark = pytest.mark.django_db
@@ -310,15 +311,32 @@ def _without_identifiers(node: Any) -> Any:
     return node
 
 
-# The learner of the leak test, on numbers drawn from their id: pinned, so that the test checks the
-# same draw whichever pytest-xdist worker runs it and however many users earlier tests made there.
+# The learner of the leak test, on numbers drawn from their id and their chapter: both pinned, so
+# that the test checks the same draw whichever pytest-xdist worker runs it and however many users
+# and chapters earlier tests made there.
 # (Other learners' draws can still collide with a number shown before solving; variants are
 # checked for that by check_content on sampled learners.)
-PINNED_LEARNER_ID = 900_001
+PINNED_LEARNER_ID = 900_002
+
+
+class _DrawByChapterNumber:
+    """``apps.learning.selectors``' view of the variants module, drawing by the chapter's number
+    rather than its database id: ids differ between the pytest-xdist workers' databases (and grow
+    with every re-sync), numbers do not, so the pinned learner gets the same numbers everywhere."""
+
+    def __init__(self) -> None:
+        self.numbers = dict(Chapter.objects.values_list("pk", "number"))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(variants, name)
+
+    def variant(self, spec: Any, *, seed: str, chapter: int, round: int) -> variants.Variant:  # noqa: A002
+        return variants.variant(spec, seed=seed, chapter=self.numbers[chapter], round=round)
 
 
 @pytest.fixture
-def pinned_learner(db: None) -> tuple[APIClient, User]:
+def pinned_learner(db: None, monkeypatch: pytest.MonkeyPatch) -> tuple[APIClient, User]:
+    monkeypatch.setattr(learning_selectors, "variants", _DrawByChapterNumber())
     user = User(pk=PINNED_LEARNER_ID, username="pinned-learner")
     user.set_password("a-strong-pass-123")
     user.save()
