@@ -18,10 +18,12 @@ venv:
 venv-dev:
 	@bash scripts/venv.sh dev
 
-## make run: the platform on its embedded default (SQLite, Celery in-process) at http://127.0.0.1:8000
+## make run: the platform on its embedded default (SQLite, Celery in-process) at http://127.0.0.1:8000,
+## DEBUG off and static files collected and served by WhiteNoise as in production; DJANGO_DEBUG=true opts in.
 run: venv
 	@deploy/sandbox/build-sandbox-image.sh >/dev/null || echo "note: no sandbox image (is Docker running?); code exercises will say they cannot be graded"
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) migrate --noinput
+	env -u DATABASE_URL -u REDIS_URL $(MANAGE) collectstatic --noinput -v0
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) sync_content
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) seed_demo
 	env -u DATABASE_URL -u REDIS_URL $(MANAGE) runserver 127.0.0.1:8000

@@ -1,12 +1,14 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from apps.accounts import apis as account_apis
 from apps.accounts import views as account_views
+from apps.core.csp import csp_report
 from apps.core.exceptions import page_not_found
 from apps.learning import views as learning_views
 from apps.progress import views as progress_views
@@ -50,9 +52,16 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    # The split view serves Swagger UI's setup as a script of its own (no inline script); its React
+    # components set style attributes, which only this page allows.
+    path(
+        "api/docs/",
+        csp_update({"style-src": ["'unsafe-inline'"]})(SpectacularSwaggerSplitView.as_view(url_name="schema")),
+        name="swagger-ui",
+    ),
     re_path(r"^api/", api_not_found),
     path("lti/", include("apps.lti.urls")),
+    path("csp-report/", csp_report, name="csp-report"),
     path("", include((web, "web"))),
 ]
 

@@ -17,7 +17,7 @@ from apps.core.serializers import ComputedField, read_through
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, ExerciseKind, Verdict
 from apps.exercises.content import cache
-from apps.exercises.content.render import markdown_html, render
+from apps.exercises.content.render import feedback_html, render
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
 from apps.exercises.serializers import ProgressCountsOut, Solution, Widget
@@ -334,7 +334,7 @@ class AttemptOut(serializers.Serializer[Any]):
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_feedback_html(self, a: Attempt) -> str:
-        return markdown_html(a.feedback) if a.feedback else ""
+        return feedback_html(a.feedback, from_code=a.part == AttemptPart.CODE)
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_understood(self, a: Attempt) -> str | None:

@@ -13,14 +13,16 @@ import math
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from xml.etree.ElementTree import tostring
 
-from latex2mathml.converter import convert as latex_to_mathml
+from latex2mathml.converter import convert_to_element
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from apps.core.html import sanitize, text_html
 from apps.exercises.grading.formula import FormulaError, Number, evaluate
 
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<expr>.+?)\s*(?:\|\s*(?P<filter>[^}]+?)\s*)?\}\}")
@@ -94,12 +96,17 @@ def _math_block(self: RendererHTML, tokens: list[Token], idx: int, options: Opti
     return _mathml(tokens[idx].content, display=True) + "\n"
 
 
+# latex2mathml stores symbols as character references ("&#x0003C;") in element text; serialized, they
+# come out as "&amp;#x0003C;". Its own convert() then unescapes the whole document, which also turns
+# the text of \text{…} back into live markup; we restore only the character references.
+_CHAR_REF = re.compile(r"&amp;(#x[0-9A-Fa-f]+;)")
 _MN_GROUP = re.compile(r"<mn>([\d,.]+)</mn><mo>&#x0002C;</mo><mn>(\d{3}(?:[.,]\d+)?)</mn>")
 
 
 def _mathml(latex: str, *, display: bool) -> str:
     try:
-        out = str(latex_to_mathml(latex, display="block" if display else "inline"))
+        element = convert_to_element(latex, display="block" if display else "inline")
+        out = _CHAR_REF.sub(r"&\1", tostring(element, encoding="unicode"))
     except Exception:  # noqa: BLE001 - latex2mathml raises many types; show the source instead
         return f'<code class="math-error">{_escape(latex)}</code>'
     # "4,096" in math is a number with a thousands separator, not 4 and 096 joined by a comma.
@@ -112,7 +119,7 @@ def _mathml(latex: str, *, display: bool) -> str:
 
 def math_html(latex: str) -> str:
     """LaTeX as inline MathML, as the learner's pages render ``$…$`` (the source, if it does not convert)."""
-    return _mathml(latex, display=False)
+    return sanitize(_mathml(latex, display=False))
 
 
 def _escape(text: str) -> str:
@@ -137,7 +144,8 @@ _MD = _markdown()
 
 @lru_cache(maxsize=2048)
 def markdown_html(text: str) -> str:
-    return str(_MD.render(text))
+    """Markdown with math as HTML, through the one sanitizer (apps/core/html.py)."""
+    return sanitize(str(_MD.render(text)))
 
 
 _UNRENDERED_MATH = re.compile(r"\$[^$<>]*[\\^_{}][^$<>]*\$")
@@ -151,3 +159,12 @@ def unrendered_math(html: str) -> list[str]:
 def render(text: str, scope: Mapping[str, Number]) -> str:
     """Numbers from the scope, then Markdown to HTML."""
     return markdown_html(substitute(text, scope))
+
+
+def feedback_html(feedback: str, *, from_code: bool) -> str:
+    """An attempt's feedback as HTML. A code run's carries what the learner's program said
+    (exception messages, output, test names): plain text, never Markdown or math. Any other's
+    is our own Markdown with the learner's answer in it (escaped, and sanitized as all prose)."""
+    if not feedback:
+        return ""
+    return text_html(feedback) if from_code else markdown_html(feedback)
