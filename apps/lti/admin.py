@@ -9,7 +9,15 @@ from django.http import HttpRequest
 
 from apps.lti import services
 from apps.lti.exceptions import PlatformUnavailable
-from apps.lti.models import CohortLink, GradeBinding, LinkTarget, LtiIdentity, RosterEntry, StaticPlatformKey
+from apps.lti.models import (
+    CohortLink,
+    GradeBinding,
+    LinkTarget,
+    LtiIdentity,
+    PlatformHost,
+    RosterEntry,
+    StaticPlatformKey,
+)
 
 
 @admin.register(CohortLink)
@@ -47,3 +55,11 @@ class LinkTargetAdmin(admin.ModelAdmin[LinkTarget]):
 admin.site.register(RosterEntry)
 admin.site.register(GradeBinding)
 admin.site.register(StaticPlatformKey)
+
+
+@admin.register(PlatformHost)
+class PlatformHostAdmin(admin.ModelAdmin[PlatformHost]):
+    """Hosts a platform's deep linking may return to, besides its issuer's and URLs' hosts."""
+
+    list_display = ["host", "registration"]
+    list_select_related = ["registration"]

@@ -99,3 +99,18 @@ class StaticPlatformKey(models.Model):
 
     def __str__(self) -> str:
         return f"static key of {self.registration}"
+
+
+class PlatformHost(models.Model):
+    """A host the platform's deep linking may return to, besides the hosts of its issuer and
+    configured URLs: Canvas Cloud's issuer is canvas.instructure.com while courses live on
+    school.instructure.com or the school's own domain (claims.return_url_check)."""
+
+    registration = models.ForeignKey(LtiRegistration, on_delete=models.CASCADE, related_name="return_hosts")
+    host = models.CharField(max_length=253, help_text="A host name, e.g. school.instructure.com (no scheme, no port).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["registration", "host"], name="lti_platform_host_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.host} for {self.registration_id}"

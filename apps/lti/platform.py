@@ -3,7 +3,9 @@ launch with the checks we add (audience, azp, issuer, clock leeway, key rotation
 the LTI cookies (on /lti/ only), and an HTTP session with a timeout for calls to platforms.
 
 Validation itself stays pylti1p3's: state, nonce presence, registration, signature, deployment,
-message claims. What it does not do (single-use nonces) is in services.launch_nonce_claim."""
+message claims. What it does not do: the claims' types and shapes (claims.launch_claims, checked
+here before pylti1p3's message validators or anything else reads them) and single-use nonces
+(services.launch_nonce_claim)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import requests
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
 from lti_tool.models import LtiDeployment, LtiRegistration
 from lti_tool.utils import DjangoToolConfig
 from pylti1p3.contrib.django.cookie import DjangoCookieService
@@ -26,6 +29,7 @@ from pylti1p3.deployment import Deployment
 from pylti1p3.exception import LtiException
 from pylti1p3.registration import Registration
 
+from apps.lti import claims, selectors
 from apps.lti.models import StaticPlatformKey
 
 COOKIE_PATH = "/lti/"
@@ -109,9 +113,33 @@ def launch_storage() -> DjangoCacheDataStorage:
     return DjangoCacheDataStorage(cache_name="default")
 
 
+# What pylti1p3's cookie check page passes on to the login it reloads (OIDCLogin.get_cookies_allowed_js_check).
+_LOGIN_PARAMS = ("iss", "login_hint", "target_link_uri", "lti_message_hint", "lti_deployment_id", "client_id")
+
+
+class ToolOIDCLogin(DjangoOIDCLogin):
+    """pylti1p3's login, with its cookie check page rendered by our template and static script:
+    pylti1p3's own page is inline script and style, which our CSP forbids."""
+
+    def get_cookies_allowed_js_check(self) -> str:
+        params = {"lti1p3_new_window": "1"}
+        for key in (*_LOGIN_PARAMS, *self.get_additional_login_params()):
+            value = self._get_request_param(key)
+            if value:
+                params[key] = str(value)
+        context = {
+            "params": params,
+            "secure": self._request.is_secure(),
+            "main_text": self._cookies_unavailable_msg_main_text,
+            "click_text": self._cookies_unavailable_msg_click_text,
+            "loading_text": self._cookies_check_loading_text,
+        }
+        return render_to_string("lti/cookie_check.html", context)
+
+
 def oidc_login(request: HttpRequest, registration_uuid: str | None) -> DjangoOIDCLogin:
     lti_request = DjangoRequest(request)
-    return DjangoOIDCLogin(
+    return ToolOIDCLogin(
         lti_request,
         ToolConfig(registration_uuid),
         cookie_service=LtiCookieService(lti_request),
@@ -125,6 +153,7 @@ class ToolMessageLaunch(DjangoMessageLaunch):
     refetched once when a token names a key id it does not hold (the platform rotated keys)."""
 
     _refetch = False
+    _claims: claims.LaunchClaims | None = None
 
     def __init__(self, request: HttpRequest) -> None:
         lti_request = DjangoRequest(request, post_only=True)
@@ -145,6 +174,20 @@ class ToolMessageLaunch(DjangoMessageLaunch):
     def lti_deployment(self) -> LtiDeployment:
         deployment: LtiDeployment = self._tool_config.deployment
         return deployment
+
+    @property
+    def claims(self) -> claims.LaunchClaims:
+        """The launch's claims, checked (after ``validate``)."""
+        assert self._claims is not None, "validate() checks the claims"
+        return self._claims
+
+    def validate_message(self) -> ToolMessageLaunch:
+        """The claims' types and shapes first (a LaunchRefused naming a bad one), then pylti1p3's
+        message validators, which assume objects where the spec puts them."""
+        hosts = selectors.platform_hosts(registration=self.lti_registration)
+        self._claims = claims.launch_claims(dict(self._get_jwt_body()), hosts=hosts)
+        super().validate_message()
+        return self
 
     def fetch_public_key(self, key_set_url: str) -> Any:
         key = "lti:keyset:" + hashlib.sha256(key_set_url.encode()).hexdigest()

@@ -1,15 +1,18 @@
-"""LTI reads: the deep linking picker's choices, a link's landing page, the grades a solve moves."""
+"""LTI reads: the deep linking picker's choices, a link's landing page, the grades a solve moves,
+a platform's hosts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.db.models import Prefetch, Q, QuerySet
 from django.urls import reverse
+from lti_tool.models import LtiRegistration
 
 from apps.accounts.models import User
 from apps.exercises.models import Chapter, Exercise, Workbook
-from apps.lti.models import CohortLink, GradeBinding, LinkTarget
+from apps.lti.models import CohortLink, GradeBinding, LinkTarget, PlatformHost
 from apps.progress.selectors.mastery import mastery
 
 
@@ -76,3 +79,27 @@ def binding_get(*, binding_id: int) -> GradeBinding | None:
 def roster_links() -> QuerySet[CohortLink]:
     """Cohorts whose platform offers a roster (NRPS)."""
     return CohortLink.objects.exclude(context__memberships_url="").order_by("pk")
+
+
+def platform_hosts(*, registration: LtiRegistration) -> frozenset[str]:
+    """Where the platform lives: the hosts of its issuer and of the URLs it was registered with,
+    and the hosts an administrator added (``PlatformHost``). Deep linking returns only there."""
+    urls = [registration.issuer, registration.auth_url, registration.token_url, registration.keyset_url]
+    hosts = {(urlsplit(u).hostname or "").lower() for u in urls if u}
+    hosts.update(
+        h.lower() for h in PlatformHost.objects.filter(registration=registration).values_list("host", flat=True)
+    )
+    return frozenset(hosts - {""})
+
+
+def framing_origins() -> list[str]:
+    """CSP sources for every active platform's hosts: the LTI pages may be framed by them alone
+    (https; any port and http too on a loopback host, where the tests' platform runs)."""
+    sources: set[str] = set()
+    for registration in LtiRegistration.objects.filter(is_active=True):
+        for host in platform_hosts(registration=registration):
+            if host in ("127.0.0.1", "localhost", "::1", "[::1]"):
+                sources.update({f"http://{host}:*", f"https://{host}:*"})
+            else:
+                sources.add(f"https://{host}")
+    return sorted(sources)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -37,18 +38,24 @@ from pylti1p3.service_connector import ServiceConnector
 from apps.accounts.models import Role, User
 from apps.accounts.services import user_create, user_set_role
 from apps.exercises.models import Chapter, Workbook
-from apps.lti import selectors
+from apps.lti import claims, selectors
+from apps.lti.claims import AgsEndpoint, Custom, DeepLinkingSettings
 from apps.lti.exceptions import LaunchRefused, PlatformUnavailable
-from apps.lti.models import CohortLink, GradeBinding, LinkTarget, LtiIdentity, RosterEntry, StaticPlatformKey
+from apps.lti.models import (
+    CohortLink,
+    GradeBinding,
+    LinkTarget,
+    LtiIdentity,
+    PlatformHost,
+    RosterEntry,
+    StaticPlatformKey,
+)
 from apps.lti.platform import ToolMessageLaunch, http_session, registration_for
 from apps.progress.models import CohortWorkbook, Membership
 from apps.progress.services.cohorts import cohort_assign, cohort_create, cohort_join, cohort_leave
 
 logger = logging.getLogger(__name__)
 
-CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-DL_SETTINGS_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 INSTRUCTOR, LEARNER = "instructor", "learner"
 # Context roles that teach: instructors, their teaching assistants (a sub-role of Instructor) and
@@ -94,8 +101,9 @@ class LaunchOutcome:
     deep_link_token: str | None = None
 
 
-def _custom_target(custom: dict[str, Any]) -> tuple[Workbook | None, Chapter | None]:
-    slug = str(custom.get("workbook") or "").strip()
+def _custom_target(custom: Custom | None) -> tuple[Workbook | None, Chapter | None]:
+    """The link's workbook and chapter from its custom parameters (checked: a slug, ASCII digits)."""
+    slug = custom.workbook if custom is not None else None
     if not slug:
         return None, None
     workbook = Workbook.objects.filter(slug=slug, is_published=True).first()
@@ -107,10 +115,10 @@ def _custom_target(custom: dict[str, Any]) -> tuple[Workbook | None, Chapter | N
             status=404,
             title="Workbook not found",
         )
-    number = str(custom.get("chapter") or "").strip()
+    number = custom.chapter if custom is not None else None
     if not number:
         return workbook, None
-    chapter = Chapter.objects.filter(workbook=workbook, number=int(number)).first() if number.isdigit() else None
+    chapter = Chapter.objects.filter(workbook=workbook, number=int(number)).first()
     if chapter is None:
         raise LaunchRefused(
             f"This link points at chapter {number} of “{workbook.title}”, which does not exist.",
@@ -131,8 +139,9 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
     learner's grade to the link.
     """
     body: dict[str, Any] = dict(launch.get_launch_data())
+    checked = launch.claims  # every claim read below has its type and shape checked (apps/lti/claims.py)
     registration, deployment = launch.lti_registration, launch.lti_deployment
-    role = launch_role(body.get(f"{CLAIM}roles") or [])
+    role = launch_role(checked.roles or [])
     if role is None:
         raise LaunchRefused(
             "Your role in this course gives no access to this tool: it is open to learners and instructors.",
@@ -140,19 +149,19 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
             status=403,
             title="No access for this role",
         )
-    subject = str(body.get("sub") or "")
+    subject = checked.sub or ""
     if not subject:
         raise LaunchRefused("Anonymous launches are not supported: the platform sent no user.", code="no_user")
-    context = body.get(f"{CLAIM}context") or {}
-    context_id = str(context.get("id") or "")
-    if not context_id:
+    context = checked.context
+    if context is None:
         raise LaunchRefused("This tool must be launched from within a course.", code="no_context")
+    context_id = context.id
     is_deep_link = launch.is_deep_link_launch()
     if is_deep_link and role != INSTRUCTOR:
         raise LaunchRefused("Only instructors can add content from this tool.", code="not_instructor", status=403)
     if not is_deep_link and not launch.is_resource_launch():
         raise LaunchRefused("This kind of LTI message is not supported.", code="unsupported_message")
-    workbook, chapter = (None, None) if is_deep_link else _custom_target(body.get(f"{CLAIM}custom") or {})
+    workbook, chapter = (None, None) if is_deep_link else _custom_target(checked.custom)
     existing = CohortLink.objects.filter(context__deployment=deployment, context__id_on_platform=context_id).first()
     if role == LEARNER and existing is None:
         raise LaunchRefused(
@@ -170,21 +179,22 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
         user = identity.user
         link = CohortLink.objects.filter(context=lti_context).select_related("cohort").first()
         if link is None:
-            title = str(context.get("title") or context.get("label") or f"Course {context_id}")
+            title = context.title or context.label or f"Course {context_id}"
             cohort = cohort_create(instructor=user, name=title[:120])
             link = CohortLink.objects.create(context=lti_context, cohort=cohort)
             logger.info("lti cohort created", extra={"user_id": user.pk, "cohort_id": cohort.pk})
         elif role == LEARNER:
             _enrol(link, identity)
         if is_deep_link:
-            return LaunchOutcome(user=user, landing="", deep_link_token=_deep_link_token(launch, body, user))
+            dl_settings = checked.deep_linking_settings
+            assert dl_settings is not None, "pylti1p3 refuses a deep linking request without its settings"
+            return LaunchOutcome(user=user, landing="", deep_link_token=_deep_link_token(launch, dl_settings, user))
         if workbook is not None:
             if not CohortWorkbook.objects.filter(cohort=link.cohort, workbook=workbook).exists():
                 cohort_assign(cohort=link.cohort, workbook=workbook)
-            resource_link = LtiResourceLink.objects.get(
-                context=lti_context, id_on_platform=body[f"{CLAIM}resource_link"]["id"]
-            )
-            target = _target_sync(resource_link, workbook, chapter, body.get(AGS_CLAIM) or {})
+            assert checked.resource_link is not None, "pylti1p3 refuses a resource link launch without its link"
+            resource_link = LtiResourceLink.objects.get(context=lti_context, id_on_platform=checked.resource_link.id)
+            target = _target_sync(resource_link, workbook, chapter, checked.ags)
             if role == LEARNER and target.gradable:
                 GradeBinding.objects.get_or_create(target=target, identity=identity)
         landing = selectors.landing_url(workbook=workbook, chapter=chapter, instructor=role == INSTRUCTOR)
@@ -193,16 +203,16 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
 
 
 def _target_sync(
-    resource_link: LtiResourceLink, workbook: Workbook, chapter: Chapter | None, ags: dict[str, Any]
+    resource_link: LtiResourceLink, workbook: Workbook, chapter: Chapter | None, ags: AgsEndpoint | None
 ) -> LinkTarget:
     target, _ = LinkTarget.objects.get_or_create(
         resource_link=resource_link, defaults={"workbook": workbook, "chapter": chapter}
     )
     target.workbook, target.chapter = workbook, chapter
-    target.scopes = list(ags.get("scope") or [])
-    target.lineitems_url = str(ags.get("lineitems") or "")
-    if ags.get("lineitem"):  # else keep the one we created, if any
-        target.lineitem_url = str(ags["lineitem"])
+    target.scopes = list(ags.scope) if ags is not None else []
+    target.lineitems_url = (ags.lineitems if ags is not None else None) or ""
+    if ags is not None and ags.lineitem:  # else keep the one we created, if any
+        target.lineitem_url = ags.lineitem
     target.save(update_fields=["workbook", "chapter", "scopes", "lineitems_url", "lineitem_url", "updated_at"])
     return target
 
@@ -286,14 +296,14 @@ def _enrol(link: CohortLink, identity: LtiIdentity) -> bool:
 # --- Deep linking ---------------------------------------------------------------------------
 
 
-def _deep_link_token(launch: ToolMessageLaunch, body: dict[str, Any], user: User) -> str:
+def _deep_link_token(launch: ToolMessageLaunch, dl_settings: DeepLinkingSettings, user: User) -> str:
     """What the picker's form carries back: signed (it is posted from the LMS iframe, where our
-    session and CSRF cookies, SameSite=Lax, are not sent), short-lived and single-use."""
-    dl_settings = body.get(DL_SETTINGS_CLAIM) or {}
+    session and CSRF cookies, SameSite=Lax, are not sent), short-lived and single-use. The
+    settings are the checked ones, and only the members we use."""
     payload = {
         "r": launch.lti_registration.pk,
         "d": launch.lti_deployment.deployment_id,
-        "s": dl_settings,
+        "s": dl_settings.model_dump(exclude_none=True),
         "u": user.pk,
         "j": uuid.uuid4().hex,
     }
@@ -340,7 +350,11 @@ def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_ur
         workbook = Workbook.objects.filter(slug=slug, is_published=True).first()
         if workbook is None:
             continue
-        chapter = Chapter.objects.filter(workbook=workbook, number=int(number)).first() if number.isdigit() else None
+        chapter = (
+            Chapter.objects.filter(workbook=workbook, number=int(number)).first()
+            if claims.is_chapter_number(number)
+            else None
+        )
         if number and chapter is None:
             continue
         items.append((workbook, chapter))
@@ -348,9 +362,21 @@ def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_ur
         raise LaunchRefused("Choose at least one workbook or chapter.", code="nothing_chosen")
     if not session.accept_multiple:
         items = items[:1]
+    registration = LtiRegistration.objects.filter(pk=session.registration_id, is_active=True).first()
+    if registration is None:
+        raise LaunchRefused("This platform is no longer registered here.", code="registration", status=403)
+    try:  # checked at the launch too; the registration's URLs may have changed since
+        return_url = claims.return_url_check(
+            str(session.settings.get("deep_link_return_url", "")),
+            hosts=selectors.platform_hosts(registration=registration),
+        )
+    except ValueError as error:
+        raise LaunchRefused(
+            "The platform's deep linking return address is not one of its own (https on its host).",
+            code="bad_return_url",
+        ) from error
     if not cache.add(f"lti:deep-link-used:{session.jti}", 1, DEEP_LINK_TTL_S):
         raise LaunchRefused("This content picker was already used.", code="picker_reused")
-    registration = LtiRegistration.objects.get(pk=session.registration_id)
     resources = []
     for workbook, chapter in items:
         title = workbook.title if chapter is None else f"{workbook.title} · {chapter.number}. {chapter.title}"
@@ -367,9 +393,7 @@ def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_ur
     tool_key_ensure()
     deep_link = DeepLink(registration_for(registration), session.deployment_id, session.settings)  # type: ignore[arg-type]
     logger.info("lti deep link", extra={"user_id": session.user_id, "items": len(resources), "graded": graded})
-    return DeepLinkResponse(
-        return_url=session.settings["deep_link_return_url"], jwt=deep_link.get_response_jwt(resources)
-    )
+    return DeepLinkResponse(return_url=return_url, jwt=deep_link.get_response_jwt(resources))
 
 
 # --- Continue in a new window ----------------------------------------------------------------
@@ -535,9 +559,12 @@ def platform_register(
     public_key_pem: str = "",
     name: str = "",
     audience: str = "",
+    return_hosts: list[str] | None = None,
 ) -> tuple[LtiRegistration, bool]:
     """Register a platform, or update it (the same issuer and client id): idempotent. Its
-    deployments are active. A platform without a key set URL gives its public key (PEM)."""
+    deployments are active. A platform without a key set URL gives its public key (PEM).
+    ``return_hosts``: hosts its deep linking may return to besides those of its issuer and URLs
+    (given: they replace the ones it had)."""
     if not keyset_url and not public_key_pem:
         raise ValueError("Give the platform's key set URL or its public key.")
     if public_key_pem:
@@ -561,6 +588,13 @@ def platform_register(
         LtiDeployment.objects.update_or_create(
             registration=registration, deployment_id=deployment_id, defaults={"is_active": True}
         )
+    if return_hosts is not None:
+        hosts = {h.strip().lower() for h in return_hosts if h.strip()}
+        if any(not re.fullmatch(r"[a-z0-9.-]+", h) for h in hosts):
+            raise ValueError("A return host is a host name, such as school.instructure.com (no scheme, no port).")
+        PlatformHost.objects.filter(registration=registration).exclude(host__in=hosts).delete()
+        for host in sorted(hosts):
+            PlatformHost.objects.get_or_create(registration=registration, host=host)
     if public_key_pem:
         StaticPlatformKey.objects.update_or_create(registration=registration, defaults={"public_key": public_key_pem})
     else:

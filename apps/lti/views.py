@@ -22,6 +22,7 @@ from lti_tool.models import Key
 from pylti1p3.exception import LtiException, OIDCException
 
 from apps.lti import platform, selectors, services
+from apps.lti.csp import allow_form_post_to, framed_by_platforms
 from apps.lti.exceptions import LaunchRefused
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ def jwks(request: HttpRequest) -> JsonResponse:
 
 @csrf_exempt
 @xframe_options_exempt
+@framed_by_platforms
 @never_cache
 @require_http_methods(["GET", "POST"])
 def login(request: HttpRequest, registration_uuid: UUID | None = None) -> HttpResponse:
@@ -121,6 +123,7 @@ def login(request: HttpRequest, registration_uuid: UUID | None = None) -> HttpRe
 
 @csrf_exempt
 @xframe_options_exempt
+@framed_by_platforms
 @never_cache
 @require_POST
 def launch(request: HttpRequest) -> HttpResponse:
@@ -154,6 +157,7 @@ def launch(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt  # posted from the LMS iframe; the signed, single-use picker token authenticates it
 @xframe_options_exempt
+@framed_by_platforms
 @never_cache
 @require_POST
 def deep_link(request: HttpRequest) -> HttpResponse:
@@ -166,7 +170,8 @@ def deep_link(request: HttpRequest) -> HttpResponse:
         )
     except LaunchRefused as error:
         return _refused(request, error)
-    return render(request, "lti/deep_link_return.html", {"response": response})
+    page = render(request, "lti/deep_link_return.html", {"response": response})
+    return allow_form_post_to(page, response.return_url)
 
 
 @never_cache

@@ -29,6 +29,13 @@ class Command(BaseCommand):
         parser.add_argument("--audience", default="", help="The token endpoint's audience, if not its URL")
         parser.add_argument("--name", default="", help="A name for the admin")
         parser.add_argument(
+            "--return-host",
+            action="append",
+            default=None,
+            help="A host deep linking may return to besides those of the issuer and URLs (repeat for several; "
+            "Canvas Cloud: your school's Canvas host)",
+        )
+        parser.add_argument(
             "--base-url", default="https://YOUR-SITE", help="This site's public URL, for the URLs printed"
         )
 
@@ -52,6 +59,7 @@ class Command(BaseCommand):
                 public_key_pem=pem,
                 name=options["name"],
                 audience=options["audience"],
+                return_hosts=options["return_host"],
             )
         except ValueError as error:
             raise CommandError(str(error)) from error
