@@ -1,9 +1,10 @@
 """Cohorts in the admin: instructors create and run their own, and monitor their learners.
 
 An instructor sees only the cohorts they teach (anything else is a 404) and only read-only
-views of their learners' data: the progress table, per-exercise statistics and a learner's
-attempt history, each exportable as CSV. Superusers see every cohort. Authors, who edit content,
-see no learner data at all.
+views of their learners' data in the workbooks the cohort was assigned
+(``selectors.workbooks_readable``): the progress table, per-exercise statistics and a learner's
+attempt history, each exportable as CSV, and their skill ticks. Superusers see every cohort and
+everything. Authors, who edit content, see no learner data at all.
 """
 
 from __future__ import annotations
@@ -294,7 +295,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
         if not slug:
             return render(request, "admin/progress/cohort_exercises.html", self._context(request, cohort, "Exercises"))
         workbook = exercise_selectors.workbook_get(slug=slug)
-        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        stats = selectors.exercise_stats(viewer=request_user(request), cohort=cohort, workbook=workbook)
         if request.GET.get("format") == "csv":
             return exports.csv_response(exports.exercises_table(cohort, slug, stats))
         context = {
@@ -308,7 +309,7 @@ class CohortAdmin(OwnCohortOnly, admin.ModelAdmin[Cohort]):
     def learner_view(self, request: HttpRequest, cohort_id: int, user_id: int) -> HttpResponse:
         """The learner's newest attempts by exercise, as they saw them (``selectors.learner_history``)."""
         cohort = self._cohort(request, cohort_id)
-        history = selectors.learner_history(cohort=cohort, user_id=user_id)
+        history = selectors.learner_history(viewer=request_user(request), cohort=cohort, user_id=user_id)
         context = {
             **self._context(request, cohort, f"Attempts by {history.learner.username}"),
             "learner": history.learner,
@@ -372,11 +373,7 @@ class SkillCheckAdmin(admin.ModelAdmin[SkillCheck]):
     list_select_related = ("user", "skill", "skill__workbook")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[SkillCheck]:
-        qs = super().get_queryset(request)
-        user = request.user
-        if isinstance(user, User) and user.is_superuser:
-            return qs
-        return qs.filter(user__memberships__cohort__instructor_id=getattr(user, "pk", None)).distinct()
+        return selectors.skill_checks_taught(user=request_user(request), queryset=super().get_queryset(request))
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return _teaches(request.user)

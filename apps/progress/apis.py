@@ -321,12 +321,14 @@ class CohortExerciseStatsApi(APIView):
         ],
         responses={200: ExerciseStatsOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
         description="For the cohort's instructor: per-exercise attempts, solve rate, median attempts to solve, "
-        "reveal share and the most common wrong answers.",
+        "reveal share and the most common wrong answers. 404 for a workbook the cohort was not assigned "
+        "(superusers: any workbook).",
     )
     def get(self, request: Request, cohort_id: int) -> Response:
-        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
+        user = request_user(request)
+        cohort = selectors.cohort_taught(user=user, cohort_id=cohort_id)
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
-        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        stats = selectors.exercise_stats(viewer=user, cohort=cohort, workbook=workbook)
         return Response(represent_many(ExerciseStatsOut, stats))
 
 
@@ -373,12 +375,14 @@ class CohortLearnerAttemptsApi(APIView):
             404: ERRORS[404],
         },
         description="For the cohort's instructor: one learner's attempts, newest first, each answer as the "
-        "learner saw it (option and step texts, values with their units, code). 404 for a cohort you do not "
-        "teach and for anyone who is not its member.",
+        "learner saw it (option and step texts, values with their units, code), in the workbooks the cohort "
+        "was assigned (superusers: all of them). 404 for a cohort you do not teach and for anyone who is not "
+        "its member.",
     )
     def get(self, request: Request, cohort_id: int, user_id: int) -> Response:
-        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
-        _, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
+        viewer = request_user(request)
+        cohort = selectors.cohort_taught(user=viewer, cohort_id=cohort_id)
+        _, attempts = selectors.learner_attempts(viewer=viewer, cohort=cohort, user_id=user_id, limit=None)
         paginator = Pagination()
         page = paginator.paginate_queryset(attempts, request, view=self) or []
         return paginator.get_paginated_response(represent_many(LearnerAttemptOut, list(page)))
@@ -461,9 +465,10 @@ class CohortExerciseStatsCsvApi(CsvApi):
         description="For the cohort's instructor: the exercise statistics the admin downloads.",
     )
     def get(self, request: Request, cohort_id: int) -> HttpResponse:
-        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
+        user = request_user(request)
+        cohort = selectors.cohort_taught(user=user, cohort_id=cohort_id)
         workbook = exercise_selectors.workbook_get(slug=request.query_params.get("workbook", ""))
-        stats = selectors.exercise_stats(cohort=cohort, workbook=workbook)
+        stats = selectors.exercise_stats(viewer=user, cohort=cohort, workbook=workbook)
         return exports.csv_response(exports.exercises_table(cohort, workbook.slug, stats))
 
 
@@ -474,6 +479,7 @@ class CohortLearnerAttemptsCsvApi(CsvApi):
         description="For the cohort's instructor: the learner's whole attempt history, answers as they saw them.",
     )
     def get(self, request: Request, cohort_id: int, user_id: int) -> HttpResponse:
-        cohort = selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
-        learner, attempts = selectors.learner_attempts(cohort=cohort, user_id=user_id, limit=None)
+        viewer = request_user(request)
+        cohort = selectors.cohort_taught(user=viewer, cohort_id=cohort_id)
+        learner, attempts = selectors.learner_attempts(viewer=viewer, cohort=cohort, user_id=user_id, limit=None)
         return exports.csv_response(exports.attempts_table(cohort, learner, attempts.iterator(chunk_size=500)))

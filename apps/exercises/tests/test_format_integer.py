@@ -154,5 +154,5 @@ def test_instructors_see_the_number_in_the_history_and_the_statistics(
     wrong = Attempt.objects.filter(user=student, verdict="incorrect").order_by("id")
     # answer_shown: as typed; the statistics count readings, so "12" and "012" are one wrong answer.
     assert [progress_selectors.answer_shown(a) for a in wrong] == [AnswerShown("12", []), AnswerShown("012", [])]
-    [stats] = progress_selectors.exercise_stats(cohort=cohort, workbook=Workbook.objects.get(slug=SLUG))
+    [stats] = progress_selectors.exercise_stats(viewer=teacher, cohort=cohort, workbook=Workbook.objects.get(slug=SLUG))
     assert stats.wrong_answers == [("12", 2)] and stats.solved == 1

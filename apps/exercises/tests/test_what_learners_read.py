@@ -84,11 +84,14 @@ def test_every_option_of_every_choice_exercise_gets_rendered_feedback(
     assert history and all(not leftovers(a["feedback"]) for a in history)
     # And the instructor's table of wrong answers names options by their rendered text.
     instructor = make_user("teach", role=Role.INSTRUCTOR)
-    cohort = progress_services.cohort_create(instructor=instructor, name="Readers", time_zone="UTC", workbooks=[])
+    books = [choices[0].workbook.__class__.objects.get(slug=slug) for slug in WORKBOOKS]
+    cohort = progress_services.cohort_create(
+        instructor=instructor, name="Readers", time_zone="UTC", workbooks=[(b, None) for b in books]
+    )
     progress_services.cohort_join(user=student, code=cohort.join_code)
-    for slug in WORKBOOKS:
-        workbook = choices[0].workbook.__class__.objects.get(slug=slug)
-        for stats in progress_selectors.exercise_stats(cohort=cohort, workbook=workbook):
+    for workbook in books:
+        slug = workbook.slug
+        for stats in progress_selectors.exercise_stats(viewer=instructor, cohort=cohort, workbook=workbook):
             for answer, _ in stats.wrong_answers:
                 assert not leftovers(answer), (slug, stats.number, answer)
 
@@ -249,16 +252,22 @@ def test_the_gib_figure_labelled_gb_solves_with_a_note_that_a_clean_answer_clear
 
     # Instructors see how many solved only through the other convention.
     instructor = make_user("teach", role=Role.INSTRUCTOR)
-    cohort = progress_services.cohort_create(instructor=instructor, name="Units", time_zone="UTC", workbooks=[])
+    cohort = progress_services.cohort_create(
+        instructor=instructor, name="Units", time_zone="UTC", workbooks=[(e.workbook, None)]
+    )
     progress_services.cohort_join(user=student, code=cohort.join_code)
-    stats = {s.number: s for s in progress_selectors.exercise_stats(cohort=cohort, workbook=e.workbook)}
+    stats = {
+        s.number: s for s in progress_selectors.exercise_stats(viewer=instructor, cohort=cohort, workbook=e.workbook)
+    }
     assert (stats["4.1"].solved, stats["4.1"].solved_with_note) == (1, 1)
 
     clean = api.post(url(e, "attempts"), {"answer": "2 GiB"}, format="json").json()
     assert (clean["correct"], clean["accepted_with_note"]) == (True, False)
     assert clean["state"]["solved_with_note"] is False
     assert ExerciseProgress.objects.get(user=student, exercise=e).solved_with_note is False
-    stats = {s.number: s for s in progress_selectors.exercise_stats(cohort=cohort, workbook=e.workbook)}
+    stats = {
+        s.number: s for s in progress_selectors.exercise_stats(viewer=instructor, cohort=cohort, workbook=e.workbook)
+    }
     assert stats["4.1"].solved_with_note == 0
     # A noted answer after a clean solve does not bring the note back.
     again = api.post(url(e, "attempts"), {"answer": "2 GB"}, format="json").json()

@@ -37,7 +37,10 @@ from apps.progress.selectors.cohorts import (
     learner_attempts,
     member_get,
     members,
+    skill_checks_taught,
     workbook_cell,
+    workbook_readable,
+    workbooks_readable,
 )
 from apps.progress.selectors.due import Due, due_by_assignment, learner_due
 from apps.progress.selectors.history import ExerciseHistory, HistoryAttempt, LearnerHistory, learner_history
@@ -132,10 +135,13 @@ __all__ = [
     "reviews_due_count",
     "risk_counts",
     "skill_board",
+    "skill_checks_taught",
     "skill_get",
     "skill_row",
     "streak_alive",
     "streak_get",
     "workbook_cell",
     "workbook_list",
+    "workbook_readable",
+    "workbooks_readable",
 ]

@@ -1,6 +1,10 @@
 """Cohorts and instructor monitoring: the cohorts a caller may see or teach (another's is a 404),
 their members and assigned workbooks, the learner × workbook progress table, per-exercise
-statistics and a member's attempt history with the answers as they were shown."""
+statistics and a member's attempt history with the answers as they were shown.
+
+Least privilege: an instructor reads a member's work only in the workbooks the cohort was
+assigned (``workbooks_readable``, the one place that decides it); superusers read everything.
+The progress table and the overview cover the assigned workbooks alone, for everyone."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, Max, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import Count, Exists, Max, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
 from django.http import Http404
 from django.utils import timezone
 
@@ -23,7 +27,7 @@ from apps.exercises.content.resolve import ContentError, ResolvedExercise
 from apps.exercises.formats import AnswerShown
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion, Workbook
 from apps.exercises.selectors import Counts
-from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, SkillCheck
 from apps.progress.selectors.streaks import streak_alive
 
 
@@ -74,6 +78,38 @@ def assignments(*, cohort: Cohort) -> list[CohortWorkbook]:
     them for every cohort it lists in one query)."""
     prefetch_related_objects([cohort], ASSIGNED)  # no query when they are already fetched
     return list(cohort.assignments.all())
+
+
+def workbooks_readable(*, viewer: User, cohort: Cohort) -> set[int] | None:
+    """The workbooks (ids) in which ``viewer`` may read the cohort's members' attempts, statistics
+    and history: the cohort's assigned workbooks for its instructor, every one (None) for a
+    superuser. A learner's work elsewhere (another course, their own study) is not the cohort's."""
+    if viewer.is_superuser:
+        return None
+    return {a.workbook_id for a in assignments(cohort=cohort)}
+
+
+def workbook_readable(*, viewer: User, cohort: Cohort, workbook: Workbook) -> Workbook:
+    """``workbook`` if the viewer may read the cohort's statistics on it; else a 404, as for a
+    cohort they do not teach."""
+    scope = workbooks_readable(viewer=viewer, cohort=cohort)
+    if scope is not None and workbook.pk not in scope:
+        raise Http404("No such workbook in this cohort.")
+    return workbook
+
+
+def skill_checks_taught(*, user: User, queryset: QuerySet[SkillCheck] | None = None) -> QuerySet[SkillCheck]:
+    """Skill ticks the user may read: a superuser's, every one; an instructor's, their cohorts'
+    members' ticks on skills of workbooks that cohort was assigned; anyone else's, none."""
+    qs = SkillCheck.objects.all() if queryset is None else queryset
+    if user.is_superuser:
+        return qs
+    taught = Membership.objects.filter(
+        user_id=OuterRef("user_id"),
+        cohort__instructor=user,
+        cohort__assignments__workbook_id=OuterRef("skill__workbook_id"),
+    )
+    return qs.filter(Exists(taught))
 
 
 def members(*, cohort: Cohort) -> list[User]:
@@ -151,7 +187,8 @@ def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list
     solved: dict[tuple[int, int], int] = {}
     last_active: dict[int, datetime] = {}
     rows = (
-        ExerciseProgress.objects.filter(user_id__in=user_ids)
+        # The assigned workbooks only: activity elsewhere is not the cohort's (nor its last active).
+        ExerciseProgress.objects.filter(user_id__in=user_ids, workbook_id__in=workbook_ids)
         .values("user_id", "workbook_id")
         .annotate(
             n_solved=Count("id", filter=Q(solved_at__isnull=False, exercise__is_active=True)),
@@ -211,10 +248,12 @@ class ExerciseStats:
         return self.revealed / self.learners if self.learners else None
 
 
-def exercise_stats(*, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) -> list[ExerciseStats]:
+def exercise_stats(*, viewer: User, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) -> list[ExerciseStats]:
     """Per exercise of a workbook, over the cohort's learners: graded attempts, learners who
     tried, solve rate, median attempts to the first solve, the share who revealed instead of
-    solving, and the most common wrong answers (read as the grader read them) with counts."""
+    solving, and the most common wrong answers (read as the grader read them) with counts.
+    A workbook the viewer may not read in this cohort (``workbooks_readable``) is a 404."""
+    workbook_readable(viewer=viewer, cohort=cohort, workbook=workbook)
     user_ids = list(Membership.objects.filter(cohort=cohort).values_list("user_id", flat=True))
     exercises = list(
         Exercise.objects.filter(workbook=workbook, is_active=True)
@@ -294,12 +333,17 @@ def answer_label(
     return formats.get(exercise.format).answer_label(exercise, parsed)
 
 
-def learner_attempts(*, cohort: Cohort, user_id: int, limit: int | None = 500) -> tuple[User, QuerySet[Attempt]]:
-    """A member's attempt history, newest first (404 for anyone not in the cohort). ``limit=None``:
-    all of it, for a paginator or a CSV file."""
+def learner_attempts(
+    *, viewer: User, cohort: Cohort, user_id: int, limit: int | None = 500
+) -> tuple[User, QuerySet[Attempt]]:
+    """A member's attempt history in the workbooks the viewer may read (``workbooks_readable``),
+    newest first (404 for anyone not in the cohort). ``limit=None``: all of it, for a paginator
+    or a CSV file."""
     learner = member_get(cohort=cohort, user_id=user_id)
+    scope = workbooks_readable(viewer=viewer, cohort=cohort)
     qs = (
         Attempt.objects.filter(user=learner)
+        .filter(Q() if scope is None else Q(exercise__workbook_id__in=scope))
         .select_related("exercise__workbook", "version")
         .order_by("-created_at", "-id")
     )

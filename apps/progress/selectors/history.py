@@ -25,23 +25,25 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from apps.accounts.models import User
+from apps.core.html import sanitize
 from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
 from apps.exercises.content import cache, variants
-from apps.exercises.content.render import PLACEHOLDER, RenderError, format_value, markdown_html, substitute
+from apps.exercises.content.render import PLACEHOLDER, RenderError, format_value, substitute
+from apps.exercises.content.render import feedback_html as render_feedback
 from apps.exercises.formats import AnswerShown
 from apps.exercises.models import Attempt, Exercise
 from apps.progress.models import Cohort, ExerciseProgress
-from apps.progress.selectors.cohorts import answer_shown, member_get, resolved_for
+from apps.progress.selectors.cohorts import answer_shown, member_get, resolved_for, workbooks_readable
 
 _LEXER = PythonLexer()
-_FORMATTER_OPTIONS: dict[str, Any] = {"noclasses": True, "style": "default", "wrapcode": True}
+_FORMATTER_OPTIONS: dict[str, Any] = {"cssclass": "highlight", "wrapcode": True}
 
 
 def code_html(source: str, *, marked: tuple[int, ...] = (), numbered: bool = False) -> str:
-    """Python source highlighted with inline styles (the admin loads no stylesheet for it);
-    ``marked`` lines get a background, as the learner's selection."""
+    """Python source highlighted with Pygments' classes (static/css/admin-attempts.css styles them:
+    the CSP allows no inline style); ``marked`` lines get a background, as the learner's selection."""
     formatter = HtmlFormatter(**_FORMATTER_OPTIONS, hl_lines=list(marked), linenos="inline" if numbered else False)
-    return str(highlight(source, _LEXER, formatter))
+    return sanitize(str(highlight(source, _LEXER, formatter)))
 
 
 def feedback_html(text: str, attempt: Attempt) -> str:
@@ -54,7 +56,7 @@ def feedback_html(text: str, attempt: Attempt) -> str:
             text = substitute(text, resolved_for(attempt).scope)
         except RenderError:
             text = PLACEHOLDER.sub(lambda m: m.group("expr"), text)
-    return markdown_html(text)
+    return render_feedback(text, from_code=attempt.part == AttemptPart.CODE)
 
 
 @dataclass(frozen=True)
@@ -117,12 +119,14 @@ class LearnerHistory:
     truncated: bool  # more attempts than ``limit``: the oldest are left out
 
 
-def learner_history(*, cohort: Cohort, user_id: int, limit: int = 500) -> LearnerHistory:
-    """A member's newest ``limit`` attempts grouped by exercise, with reveals and hints (404 for
-    anyone not in the cohort)."""
+def learner_history(*, viewer: User, cohort: Cohort, user_id: int, limit: int = 500) -> LearnerHistory:
+    """A member's newest ``limit`` attempts grouped by exercise, with reveals and hints, in the
+    workbooks the viewer may read (``workbooks_readable``; 404 for anyone not in the cohort)."""
     learner = member_get(cohort=cohort, user_id=user_id)
+    scope = workbooks_readable(viewer=viewer, cohort=cohort)
     fetched = list(
         Attempt.objects.filter(user=learner)
+        .filter(Q() if scope is None else Q(exercise__workbook_id__in=scope))
         .select_related("exercise__workbook")
         # One query each for the distinct versions and current versions (specs are large).
         .prefetch_related("version", "exercise__current_version")
@@ -134,6 +138,7 @@ def learner_history(*, cohort: Cohort, user_id: int, limit: int = 500) -> Learne
     progress = {
         p.exercise_id: p
         for p in ExerciseProgress.objects.filter(user=learner)
+        .filter(Q() if scope is None else Q(workbook_id__in=scope))
         .filter(Q(exercise_id__in=exercise_ids) | Q(revealed_at__isnull=False))
         .select_related("exercise__workbook", "exercise__current_version")
     }

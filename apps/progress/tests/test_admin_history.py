@@ -378,7 +378,7 @@ def test_a_long_history_shows_the_newest_attempts(cohort: Cohort) -> None:
             user=ada, exercise=e, version=e.current_version, raw={"answer": f"{i} B"}, parsed={},
             verdict=Verdict.INCORRECT, feedback="No.",
         )  # fmt: skip
-    history = selectors.learner_history(cohort=cohort, user_id=ada.pk, limit=2)
+    history = selectors.learner_history(viewer=cohort.instructor, cohort=cohort, user_id=ada.pk, limit=2)
     assert history.truncated and history.attempts == 2
     assert [r.attempt.answer.text for r in history.exercises[0].rows if r.attempt] == ["2 B", "1 B"]
 

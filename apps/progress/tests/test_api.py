@@ -6,9 +6,9 @@ from collections.abc import Callable
 from datetime import date
 
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
 from apps.progress import services
 from apps.progress.models import Cohort, CohortWorkbook, Membership
@@ -19,8 +19,7 @@ pytestmark = pytest.mark.django_db
 
 def client_for(user: User) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {account_services.auth_token_issue(user=user).key}")
     return client
 
 

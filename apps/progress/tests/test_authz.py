@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
 from apps.exercises.models import Exercise, Workbook
 from apps.exercises.tests.answers import correct_payload, wrong_payload
@@ -37,8 +37,8 @@ class World:
     def api(self, actor: str) -> APIClient:
         client = APIClient()
         if actor != "anon":
-            token, _ = Token.objects.get_or_create(user=self.users[actor])
-            client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+            token = account_services.auth_token_issue(user=self.users[actor]).key
+            client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
         return client
 
     def web(self, actor: str) -> Client:

@@ -20,9 +20,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus
@@ -40,8 +40,7 @@ pytestmark = pytest.mark.django_db
 def api(user: User | None) -> APIClient:
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {account_services.auth_token_issue(user=user).key}")
     return client
 
 
