@@ -268,15 +268,13 @@ def content() -> Content:
 
 
 def accounts(prefix: str, count: int, cohorts: list[str] | None = None) -> list[Learner]:
-    from rest_framework.authtoken.models import Token
-
     from apps.accounts import services as account_services
     from apps.progress import services as progress_services
 
     made: list[Learner] = []
     for i in range(count):
         user = account_services.user_create(username=f"{prefix}{i:04d}", password=PASSWORD)
-        token = Token.objects.create(user=user)
+        token = account_services.auth_token_issue(user=user)
         if cohorts:
             progress_services.cohort_join(user=user, code=cohorts[i % len(cohorts)])
         made.append(Learner(user.pk, token.key))

@@ -117,11 +117,11 @@ def main() -> int:
         env,
         "shell",
         "-c",
-        "from apps.accounts.services import user_create; from rest_framework.authtoken.models import Token; "
+        "from apps.accounts.services import auth_token_issue, user_create; "
         "from django.db import connection; "
         "connection.cursor().execute('CREATE TABLE bench_row (id bigserial PRIMARY KEY, user_id bigint, "
         "payload jsonb, created_at timestamptz)'); "
-        "u = user_create(username='bench', password='bench-pass-123'); print(Token.objects.create(user=u).key)",
+        "u = user_create(username='bench', password='bench-pass-123'); print(auth_token_issue(user=u).key)",
     ).split()[-1]  # the shell may print a banner first
     running = manage(env, "shell", "-c", RUNNING_ATTEMPT).split()[-1]
 

@@ -15,6 +15,7 @@ from apps.progress import views as progress_views
 
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
+    path("auth/tokens/", account_apis.TokensApi.as_view(), name="auth-tokens"),
     path("me/", account_apis.MeApi.as_view(), name="me"),
     path("", include("apps.learning.urls")),
     path("", include("apps.progress.urls")),

@@ -13,7 +13,7 @@ and their exercises; answer a numeric exercise wrong, then right; answer a choic
 and a multi-part exercise; submit a Build's code and poll the attempt until the sandbox's verdict;
 reveal another exercise; read progress, streak and the leaderboards. With ``--instructor`` it first
 creates a cohort that the learner joins, and afterwards reads the cohort's progress table and
-per-exercise statistics.
+per-exercise statistics. Last, it signs out (revokes its tokens).
 
 The answers are what a learner would type. The script takes them from this checkout's content
 (``content_answer_key``: the workbooks' solutions, the way apps/exercises/tests compute them), which
@@ -35,6 +35,7 @@ from mlsys_client import AuthenticatedClient, Client
 from mlsys_client.api.v1 import (
     attempts_retrieve,
     auth_token_create,
+    auth_token_destroy,
     cohorts_create,
     cohorts_exercise_stats,
     cohorts_join,
@@ -44,6 +45,7 @@ from mlsys_client.api.v1 import (
     exercises_list,
     exercises_retrieve,
     leaderboard_retrieve,
+    me_retrieve,
     progress_retrieve,
     streak_retrieve,
     workbooks_list,
@@ -144,6 +146,7 @@ class CourseRun:
     verdicts: dict[str, list[str]] = field(default_factory=dict)
     code_polls: int = 0
     code_seconds: float = 0.0
+    after_sign_out: int = 0  # the status of a request with the learner's token once it was revoked
     code_tests: Any = None
     revealed: Pick | None = None
     reveal: RevealOut | None = None
@@ -294,6 +297,12 @@ def course(
                 cohorts_exercise_stats.sync_detailed(run.cohort.id, client=teacher, workbook=slug), 200, list
             )
             run.cohort_stats[slug] = [s for s in stats if isinstance(s, ExerciseStatsOut)]
+    # Sign out: each token ends at once (left alone, it would expire: TokenOut.expiry).
+    for client in [learner] + ([teacher] if teacher is not None else []):
+        signed_out = auth_token_destroy.sync_detailed(client=client)
+        if signed_out.status_code != 204:
+            raise ApiError(f"sign-out answered {int(signed_out.status_code)}: {signed_out.content[:300]!r}")
+    run.after_sign_out = int(me_retrieve.sync_detailed(client=learner).status_code)
     return run
 
 

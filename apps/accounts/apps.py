@@ -3,7 +3,7 @@ from typing import Any
 from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, post_save
 
 
 @checks.register(checks.Tags.security, deploy=True)
@@ -25,7 +25,9 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        from apps.accounts.signals import sync_role_groups
+        from apps.accounts.models import User
+        from apps.accounts.signals import revoke_tokens_on_password_change, sync_role_groups
 
         # After every app's permissions exist (auth connects its handler first).
         post_migrate.connect(sync_role_groups, dispatch_uid="accounts.sync_role_groups")
+        post_save.connect(revoke_tokens_on_password_change, sender=User, dispatch_uid="accounts.revoke_tokens")

@@ -4,6 +4,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
 from django.core.exceptions import ValidationError
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -51,8 +52,8 @@ class PasswordResetRequestForm(PasswordResetForm):
 
 class ThrottledAuthenticationForm(AuthenticationForm):
     """Django's login form signing in through the same service as the API's token endpoint
-    (apps.accounts.services.login_check): the limits per client address and per username, checked
-    before the password is, and failures counted against the username.
+    (apps.accounts.services.login_check): the limits per client address, per (username, address)
+    and per username, checked before the password is, and failures counted.
 
     ``refusal`` holds the 429/503 error when the limits refused the attempt, for the view's status.
     """
@@ -63,14 +64,14 @@ class ThrottledAuthenticationForm(AuthenticationForm):
         username = self.cleaned_data.get("username")
         password = self.cleaned_data.get("password")
         # The same client identity as the API's throttles (DRF's, NUM_PROXIES aware).
-        client = BaseThrottle().get_ident(Request(self.request)) if self.request is not None else None
+        client = client_address(self.request) if self.request is not None else "unknown"
         try:
             if username is not None and password:
                 self.user_cache = services.login_check(
-                    request=self.request, username=username, password=password, client=client
+                    request=self.request, username=username, password=password, client=client, count_request=True
                 )
-            else:  # a field is missing (its error is shown): the attempt still counts per client
-                services.login_admit(username=username or "", client=client)
+            else:  # a field is missing (its error is shown): the request still counts per client
+                services.login_rate_admit(client=client)
         except ApplicationError as exc:
             if exc.code == "invalid_credentials":
                 raise self.get_invalid_login_error() from None
@@ -79,3 +80,8 @@ class ThrottledAuthenticationForm(AuthenticationForm):
         if self.user_cache is not None:
             self.confirm_login_allowed(self.user_cache)
         return self.cleaned_data
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address as the API's throttles identify it (DRF's, NUM_PROXIES aware)."""
+    return str(BaseThrottle().get_ident(Request(request)))

@@ -21,6 +21,21 @@ class User(AbstractUser):
         default=True, help_text="Shown on the global leaderboard. Cohort boards and instructors always see you."
     )
 
+    # Set by set_unusable_password, read (and cleared) after the save that stores it: with
+    # Django's own ``_password`` (set by set_password, but not by a hash upgrade at sign-in) it
+    # tells apps.accounts.signals that the password changed, whatever path changed it.
+    _password_removed = False
+
+    def set_unusable_password(self) -> None:
+        super().set_unusable_password()
+        self._password_removed = True
+
+    def password_changed_on_save(self, update_fields: frozenset[str] | None) -> bool:
+        """Whether the save under way stores a new password (or none), and forget it was set."""
+        changed = getattr(self, "_password", None) is not None or self._password_removed
+        self._password_removed = False
+        return changed and (update_fields is None or "password" in update_fields)
+
     class Meta:
         constraints = [
             models.CheckConstraint(condition=models.Q(role__in=Role.values), name="user_role_valid"),

@@ -1,5 +1,5 @@
 """Sign up, log in, log out and reset a forgotten password on the web (Django's auth views, a
-sign-up view, and a reset request view that rate-limits)."""
+sign-up view limited per client address, and a reset request view that rate-limits)."""
 
 from typing import Any
 
@@ -10,11 +10,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_http_methods
-from rest_framework.request import Request
-from rest_framework.throttling import BaseThrottle
 
 from apps.accounts import services
-from apps.accounts.forms import PasswordResetRequestForm, SignupForm, ThrottledAuthenticationForm
+from apps.accounts.forms import PasswordResetRequestForm, SignupForm, ThrottledAuthenticationForm, client_address
 from apps.core.exceptions import ApplicationError
 
 
@@ -24,12 +22,21 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:home")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        client = client_address(request)
+        try:
+            services.signup_admit(client=client)
+        except ApplicationError as exc:  # too many accounts from this address (or no Redis: a 503)
+            form.add_error(None, exc.message)
+            response = render(request, "accounts/signup.html", {"form": form}, status=exc.status_code)
+            response["Retry-After"] = str(exc.details["retry_after"])
+            return response
         user = services.user_create(
             username=form.cleaned_data["username"],
             password=form.cleaned_data["password1"],
             email=form.cleaned_data.get("email") or "",
         )
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        services.login_remember(username=user.username, client=client)
         return redirect("web:home")
     return render(request, "accounts/signup.html", {"form": form})
 
@@ -66,10 +73,8 @@ class PasswordResetRequestView(auth_views.PasswordResetView):
         return super().dispatch(request, *args, **kwargs)
 
     def form_valid(self, form: Any) -> HttpResponse:
-        # The same client identity as the API's throttles (DRF's, NUM_PROXIES aware).
-        client = BaseThrottle().get_ident(Request(self.request))
         try:
-            send = services.password_reset_admit(client=client, email=form.cleaned_data["email"])
+            send = services.password_reset_admit(client=client_address(self.request), email=form.cleaned_data["email"])
         except ApplicationError as exc:
             form.add_error(None, exc.message)
             response = self.form_invalid(form)

@@ -10,8 +10,8 @@ When Redis is configured but unreachable the counters cannot be read. Policy:
 - Reads and answer submissions (every scope not listed below: ``attempts``, ``preview``…) fail
   OPEN: the request goes on unthrottled, and a warning is logged at most once a minute per
   process. Grading needs only PostgreSQL, and a learner's answer is worth more than the limit.
-- Security scopes (FAIL_CLOSED_SCOPES: sign-in per address and per username, cohort join codes,
-  password reset requests) fail CLOSED: the request is refused with a 503
+- Security scopes (FAIL_CLOSED_SCOPES: sign-in per address, per (username, address) and per
+  username, sign-up, cohort join codes, password reset requests) fail CLOSED: the request is refused with a 503
   ``rate_limit_unavailable`` and ``Retry-After: 10`` (the web forms show the same message), so an
   outage of Redis never opens unlimited password or join-code guessing.
 """
@@ -32,7 +32,18 @@ from apps.core.redis import full_key, shared_client
 
 logger = logging.getLogger(__name__)
 
-FAIL_CLOSED_SCOPES = frozenset({"auth", "login_username", "join", "password_reset", "password_reset_email"})
+FAIL_CLOSED_SCOPES = frozenset(
+    {
+        "auth",
+        "login_pair",
+        "login_address",
+        "login_username",
+        "signup",
+        "join",
+        "password_reset",
+        "password_reset_email",
+    }
+)
 UNAVAILABLE_RETRY_AFTER_S = 10
 _WARN_EVERY_S = 60.0
 _last_warning = 0.0

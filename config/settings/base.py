@@ -5,6 +5,7 @@ executes Celery tasks in-process, so `make run` needs nothing but Python. Set th
 PostgreSQL (psycopg 3) and Redis.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens: stored hashed, expiring (REST_KNOX below)
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI assets served locally: no CDN needed
     "apps.core",
@@ -52,7 +53,30 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
 ]
+
+# Content-Security-Policy on every response (django-csp). No inline script, no eval, no plugins, no
+# <base>; scripts and styles from our own origin only (the few inline scripts we had are static
+# files now); nothing may frame us — the LTI pages replace frame-ancestors with the registered
+# platforms' origins (apps/lti/views.py), and /api/docs/ lets Swagger UI's React set inline styles.
+# Browsers report each violation to CSP_REPORT_PATH (apps/core/csp.py logs it).
+CSP_REPORT_PATH = "/csp-report/"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+        "report-uri": [CSP_REPORT_PATH],
+    }
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -234,7 +258,7 @@ CONTENT_DIR = Path(env.str("CONTENT_DIR", default=str(BASE_DIR / "fixtures" / "w
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.accounts.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -262,19 +286,50 @@ REST_FRAMEWORK: dict[str, Any] = {
         # silently (the same "check your inbox" page), so the limit reveals no account.
         "password_reset": env.str("THROTTLE_PASSWORD_RESET", default="10/hour"),
         "password_reset_email": env.str("THROTTLE_PASSWORD_RESET_EMAIL", default="3/hour"),
-        # Failed sign-ins per username (API token and web login form), whichever address they
-        # come from; past it, sign-ins for that username are refused until the window ends.
+        # Sign-in failures (API token and web login form; apps/accounts/services.py). Per (username,
+        # client address): past it, that address may not try that username until the window ends.
+        # Per address, over all usernames: past it, the address may try only usernames it has signed
+        # in to before. Per username from addresses it has never signed in from: past it, those
+        # addresses are slowed (one try per LOGIN_BACKOFF_* delay, doubling), never the owner's own.
+        "login_pair": env.str("THROTTLE_LOGIN_PAIR", default="10/hour"),
+        "login_address": env.str("THROTTLE_LOGIN_ADDRESS", default="50/hour"),
         "login_username": env.str("THROTTLE_LOGIN_USERNAME", default="10/hour"),
+        # Accounts created per client address (web sign-up form).
+        "signup": env.str("THROTTLE_SIGNUP", default="10/hour"),
     },
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 
+# API tokens (django-rest-knox): only a hash is stored; a token lasts API_TOKEN_TTL_HOURS from its
+# last use (sliding: each use extends it, written at most once a minute) and never past
+# API_TOKEN_MAX_AGE_DAYS after sign-in; a password change revokes them all (apps/accounts/signals.py).
+API_TOKEN_TTL_HOURS = env.int("API_TOKEN_TTL_HOURS", default=24)
+API_TOKEN_MAX_AGE_DAYS = env.int("API_TOKEN_MAX_AGE_DAYS", default=30)
+API_TOKENS_PER_USER = env.int("API_TOKENS_PER_USER", default=10)  # past it, the longest idle one ends
+REST_KNOX = {
+    "TOKEN_TTL": timedelta(hours=API_TOKEN_TTL_HOURS),
+    "AUTO_REFRESH": True,
+    "AUTO_REFRESH_MAX_TTL": timedelta(days=API_TOKEN_MAX_AGE_DAYS),
+    "MIN_REFRESH_INTERVAL": 60,
+    "AUTH_HEADER_PREFIX": "Token",
+}
+# Sign-in slowing (see "login_username" above): the n-th try past the limit waits
+# LOGIN_BACKOFF_BASE_S * 2**n seconds, at most LOGIN_BACKOFF_MAX_S. An address a user signed in from
+# is remembered LOGIN_KNOWN_ADDRESS_DAYS (in the cache) and is never slowed for that user.
+LOGIN_BACKOFF_BASE_S = env.int("LOGIN_BACKOFF_BASE_S", default=15)
+LOGIN_BACKOFF_MAX_S = env.int("LOGIN_BACKOFF_MAX_S", default=900)
+LOGIN_KNOWN_ADDRESS_DAYS = env.int("LOGIN_KNOWN_ADDRESS_DAYS", default=30)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "ML-systems workbooks API",
     "DESCRIPTION": (
         "Workbooks of ML-systems derivations with instant grading. Authenticate with a token from "
-        "`POST /api/v1/auth/token/` and send `Authorization: Token <key>`."
+        "`POST /api/v1/auth/token/` and send `Authorization: Token <key>`. A token expires: on this "
+        f"server it lasts {API_TOKEN_TTL_HOURS} hours from its last use and at most {API_TOKEN_MAX_AGE_DAYS} "
+        "days from sign-in (the response's `expiry` and `max_expiry` say when); then, or once the account's "
+        "password changes, it is refused with 401 and the client signs in again. `DELETE /api/v1/auth/token/` "
+        "revokes the token sent, `DELETE /api/v1/auth/tokens/` every token of the account."
     ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,

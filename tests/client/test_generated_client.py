@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from knox.models import AuthToken
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
@@ -178,3 +179,6 @@ def test_a_generated_client_drives_a_whole_course(
     tried = {(slug, s.number) for slug, rows in run.cohort_stats.items() for s in rows if s.learners}
     assert tried == {(p.slug, p.number) for p in run.picks.values()} | {(run.revealed.slug, run.revealed.number)}
     assert User.objects.filter(username__startswith=e2e_db).count() == 2
+    # Signed out at the end: the learner's token is refused, and neither account keeps one.
+    assert run.after_sign_out == 401
+    assert not AuthToken.objects.filter(user__username__startswith=e2e_db).exists()

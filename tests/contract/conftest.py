@@ -16,7 +16,6 @@ from django.contrib.staticfiles.handlers import StaticFilesHandler
 from django.core.management import call_command
 from django.db import connections
 from django.test.testcases import LiveServerThread
-from rest_framework.authtoken.models import Token
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
@@ -72,7 +71,7 @@ def contract_server(django_db_setup: None, django_db_blocker: Any) -> Iterator[C
             workbooks=[(w, None) for w in Workbook.objects.order_by("slug")],
         )  # fmt: skip
         progress_services.cohort_join(user=learner, code=cohort.join_code)
-        tokens = [Token.objects.get_or_create(user=u)[0].key for u in (learner, instructor)]
+        tokens = [account_services.auth_token_issue(user=u).key for u in (learner, instructor)]
         server.start()
         server.is_ready.wait()
         if server.error:

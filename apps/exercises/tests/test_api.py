@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
@@ -342,7 +341,7 @@ def pinned_learner(db: None, monkeypatch: pytest.MonkeyPatch) -> tuple[APIClient
     user.save()
     user = account_services.user_set_role(user=user, role=Role.STUDENT)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {account_services.auth_token_issue(user=user).key}")
     return client, user
 
 

@@ -61,6 +61,7 @@ def test_a_first_try_solve_makes_a_card_that_comes_due_and_is_reviewed_on_fresh_
     assert api.get("/api/v1/reviews/").json()["count"] == 0
 
     clock.at += timedelta(days=2)
+    api = client_for(user)  # a day idle: its API token has expired; sign in again
     queue = api.get("/api/v1/reviews/").json()
     assert queue["count"] == 1
     [due] = queue["exercises"]
@@ -90,6 +91,7 @@ def test_a_wrong_first_answer_rates_the_review_again_and_brings_it_back_soon(
     api = client_for(user)
     answer(api, user, right=True)
     clock.at += timedelta(days=2)
+    api = client_for(user)  # a day idle: its API token has expired; sign in again
     start = api.get("/api/v1/reviews/").json()["exercises"][0]["start_url"]
     api.post(start)
     assert answer(api, user, right=False)["correct"] is False
@@ -149,6 +151,7 @@ def test_due_today_means_before_the_end_of_the_learners_own_day(make_user: Calla
     api = client_for(user)
     answer(api, user, right=True)  # 09:00 UTC: due 2026-03-04 09:00 UTC = 22:00 on the 4th in Auckland
     clock.at = datetime.fromisoformat("2026-03-03T10:59:00+00:00")  # 23:59 on the 3rd in Auckland
+    api = client_for(user)  # a day idle: its API token has expired; sign in again
     assert api.get("/api/v1/reviews/").json()["count"] == 0
     clock.at = datetime.fromisoformat("2026-03-03T11:00:00+00:00")  # 00:00 on the 4th: due today
     assert api.get("/api/v1/reviews/").json()["count"] == 1
