@@ -14,7 +14,6 @@ from django.core.cache import cache as django_cache
 from django.core.management import call_command
 from django.db import connection
 from django.test.utils import setup_databases
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
@@ -30,9 +29,9 @@ from apps.sandbox.tests.worker import ROOT, WORKER_NAME, WorkerProcess, start_wo
 # The long tests, each group on one pytest-xdist worker (`--dist loadgroup`; `pytestmark` in their
 # modules names the group) and handed out first, in this order, so that they overlap the rest of
 # the suite instead of ending it: the compose stack (image builds), the fault drills (a private
-# stack), the contract fuzzing and the generated client. `make test` passes --no-loadscope-reorder
+# stack), the contract fuzzing, the generated client and the XSS corpus. `make test` passes --no-loadscope-reorder
 # so that xdist keeps this order rather than putting the biggest groups first.
-LONG_GROUPS = ("stack", "drills", "contract", "client")
+LONG_GROUPS = ("stack", "drills", "contract", "client", "xss")
 _STARTED = time.time()
 
 
@@ -135,8 +134,7 @@ def other_student(make_user: Callable[..., User]) -> User:
 def api(student: User) -> APIClient:
     """An API client authenticated with the student's token, as API clients do."""
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=student)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {account_services.auth_token_issue(user=student).key}")
     return client
 
 

@@ -20,7 +20,7 @@ import nh3
 from django.utils.html import escape
 
 # What markdown-it (CommonMark + tables) and our own templates' fragments emit.
-_HTML_TAGS = {
+HTML_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "b", "i", "s", "del", "code",
     "pre", "kbd", "samp", "sub", "sup", "blockquote", "ul", "ol", "li", "a", "table", "thead", "tbody",
     "tr", "th", "td", "span", "div",
@@ -72,7 +72,7 @@ _MATH = re.compile(r"<math\b.*?</math>", re.DOTALL)
 @lru_cache(maxsize=4096)
 def sanitize(html: str) -> str:
     """``html`` with everything outside our subset removed (an idempotent, cached pure function)."""
-    out = _clean(_ALIGN.sub(r' class="align-\1"', html), _HTML_TAGS | MATHML_TAGS)
+    out = _clean(_ALIGN.sub(r' class="align-\1"', html), HTML_TAGS | MATHML_TAGS)
     # A second pass over each formula with MathML alone: no HTML element inside math, where
     # browsers' parsing of foreign content has bred mutation XSS.
     return _MATH.sub(lambda m: _clean(m.group(0), MATHML_TAGS), out)
