@@ -28,7 +28,14 @@ from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.grading.formula import FormulaError, scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
 from apps.exercises.selectors import chapter_scope
-from apps.sandbox.local import LocalRunner
+from apps.sandbox import queued
+from apps.sandbox import selectors as sandbox_selectors
+
+CODE_CHECKS_NEED_THE_SANDBOX = (
+    "Code checks need the sandbox, which is unavailable: nothing was saved. The reference solution, "
+    "starter and wrong solutions of a code exercise run only in the sandbox (Docker and the sandbox "
+    "image, or a ready sandbox worker); exercises without code save as usual."
+)
 
 
 class BumpsContentGeneration:
@@ -105,7 +112,7 @@ class ChapterAdmin(BumpsContentGeneration, admin.ModelAdmin[Chapter]):
     @admin.display(description="Preview")
     def intro_preview(self, obj: Chapter) -> SafeString:
         try:
-            return mark_safe(render(obj.intro, chapter_scope(obj)))  # noqa: S308 - Markdown rendered with raw HTML off
+            return mark_safe(render(obj.intro, chapter_scope(obj)))  # noqa: S308 - sanitized by apps/core/html.py
         except (FormulaError, RenderError) as exc:
             return format_html("<strong>Does not render:</strong> {}", exc)
 
@@ -122,7 +129,7 @@ def spec_yaml(spec: dict[str, Any]) -> str:
 class ExerciseForm(forms.ModelForm[Exercise]):
     spec_text = forms.CharField(
         label="Exercise (YAML)",
-        widget=forms.Textarea(attrs={"rows": 40, "cols": 110, "style": "font-family: monospace"}),
+        widget=forms.Textarea(attrs={"rows": 40, "cols": 110, "class": "spec-yaml"}),
         help_text="The same format as a chapter file's exercise entry (fixtures/README.md). "
         "Code files are edited in fixtures/ and kept from the current version.",
     )
@@ -167,9 +174,12 @@ class ExerciseForm(forms.ModelForm[Exercise]):
                 raise forms.ValidationError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
             if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
                 raise forms.ValidationError(f"Another active exercise of this workbook is numbered {spec.number}.")
+        if spec.code is not None and not sandbox_selectors.available():
+            raise forms.ValidationError(CODE_CHECKS_NEED_THE_SANDBOX, code="sandbox_unavailable")
         try:
-            # The code itself comes from the content files (kept above), i.e. authors' reviewed code.
-            problems = check_exercise(spec, runner=LocalRunner())
+            # Authors' code is untrusted input here, as learners' is: it runs only in the sandbox,
+            # the way this process would run a learner's (queued.content_runner), never in it.
+            problems = check_exercise(spec, runner=queued.content_runner() if spec.code is not None else None)
         except ContentError as exc:
             problems = [str(exc)]
         if problems:
@@ -203,6 +213,10 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
     ordering = ("workbook", "chapter__number", "position")
     readonly_fields = ("preview",)
     fields = ("chapter", "is_active", "preview", "spec_text")
+
+    class Media:
+        # The YAML editor's font and the preview's width: a stylesheet, as the CSP allows no inline style.
+        css = {"all": ("css/admin-exercise.css",)}
     inlines = [VersionInline]
     actions = ["download_yaml"]
 
@@ -223,10 +237,10 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
         rows = formats.get(r.spec.format).preview_rows(r)
         answers = format_html_join("", "<tr><th>{}</th><td>{}</td></tr>", rows)
         return format_html(
-            '<div style="max-width:60rem">{}<table>{}</table><h3>Derivation</h3>{}</div>',
-            mark_safe(html.prompt_html),  # noqa: S308 - Markdown rendered with raw HTML off
+            '<div class="exercise-preview">{}<table>{}</table><h3>Derivation</h3>{}</div>',
+            mark_safe(html.prompt_html),  # noqa: S308 - sanitized by apps/core/html.py
             answers,
-            mark_safe(html.explanation_html),  # noqa: S308
+            mark_safe(html.explanation_html),  # noqa: S308 - sanitized by apps/core/html.py
         )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Exercise | None = None) -> tuple[str, ...]:

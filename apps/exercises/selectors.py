@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import models
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -150,6 +151,15 @@ def latest_values(*, user_id: int, version: ExerciseVersion, limit: int = 20) ->
     return out
 
 
+def code_synced(*, slug: str) -> dict[str, dict[str, Any]]:
+    """The code of each exercise of a workbook as last synced (its current version's), by exercise
+    id: ``sync_content`` keeps the expected values it computed then for unchanged code."""
+    versions = ExerciseVersion.objects.filter(
+        exercise__workbook__slug=slug, exercise__current_version=models.F("pk"), spec__has_key="code"
+    ).values_list("exercise__key", "spec")
+    return {key: spec["code"] for key, spec in versions if isinstance(spec.get("code"), dict)}
+
+
 def workbook_export(*, user: User, slug: str) -> dict[str, Any]:
     """What ``manage.py export_content --workbook <slug>`` prints, for authors (and superusers):
     the content files' exercises with their evaluated answers. Everyone else is refused whatever
@@ -159,7 +169,7 @@ def workbook_export(*, user: User, slug: str) -> dict[str, Any]:
     if not (user.is_active and (user.role == Role.AUTHOR or user.is_superuser)):
         raise ApplicationError("Only authors export content.", code="permission_denied", status_code=403)
     try:
-        return export.workbook_export(settings.CONTENT_DIR, slug, compute_expected=False)
+        return export.workbook_export(settings.CONTENT_DIR, slug)
     except export.WorkbookMissing:
         raise Http404("No such workbook.") from None
     except export.ExportError as exc:

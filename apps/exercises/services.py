@@ -47,12 +47,14 @@ class SyncReport:
 
 
 @transaction.atomic
-def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
+def workbook_sync(*, spec: WorkbookSpec, keep: frozenset[str] = frozenset()) -> SyncReport:
     """Upsert a workbook from its validated spec, keyed by slug and exercise id (the number is display).
 
     Never deletes: exercises that left the files are retired (hidden, attempts kept), and a retired
     exercise is only ever brought back by its own id. An exercise whose grading changed gets a new
-    version; prose-only edits (and renumbering) update the current version.
+    version; prose-only edits (and renumbering) update the current version. Exercises whose ids are
+    in ``keep`` are left as they are, though absent from the spec (``sync_content`` could not load
+    them without the sandbox).
     """
     workbook, _ = Workbook.objects.update_or_create(
         slug=spec.slug,
@@ -70,7 +72,7 @@ def workbook_sync(*, spec: WorkbookSpec) -> SyncReport:
     # exercises that left the files, and setting aside those about to change number, lets phase two
     # give every number to its new holder in any order (3.3 and 3.4 may swap).
     active = list(Exercise.objects.select_for_update().filter(workbook=workbook, is_active=True))
-    gone = [e for e in active if e.key not in wanted]
+    gone = [e for e in active if e.key not in wanted and e.key not in keep]
     moving = [e for e in active if e.key in wanted and e.number != wanted[e.key].number]
     report.retired = sorted(e.number for e in gone)
     report.renumbered = [f"{e.number} → {wanted[e.key].number}" for e in moving]

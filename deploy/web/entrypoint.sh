@@ -11,9 +11,11 @@
 # (e.g. `docker-compose exec web python manage.py create_account ada --role learner`).
 set -eu
 
+# sync_content computes some code exercises' expected values in the sandbox; on a first start the
+# sandbox worker may still be running its self-test, so it waits for it (only when it must).
 prepare() {
     python manage.py migrate --noinput
-    python manage.py sync_content
+    python manage.py sync_content --wait-for-sandbox "${SYNC_WAIT_FOR_SANDBOX_S:-240}"
 }
 
 cmd=${1:-web}

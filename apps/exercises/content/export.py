@@ -26,18 +26,15 @@ class WorkbookMissing(ExportError):
 VariantOf = Callable[[ChapterSpec, ExerciseSpec], Variant | None]
 
 
-def workbook_export(
-    root: Path, slug: str, *, compute_expected: bool = True, variant_of: VariantOf | None = None
-) -> dict[str, Any]:
-    """Load ``<root>/<slug>`` and export it. ``compute_expected`` runs reference solutions for
-    test cases without an expected value (the loader's check); the export itself only counts
-    the cases, so a web request passes False and runs no code. ``variant_of`` picks the numbers
-    (a learner's round); without it, the seed's (round 0)."""
+def workbook_export(root: Path, slug: str, *, variant_of: VariantOf | None = None) -> dict[str, Any]:
+    """Load ``<root>/<slug>`` and export it. The export only counts a code exercise's cases, so it
+    runs no code (expected values a tests.py leaves out are not computed). ``variant_of`` picks the
+    numbers (a learner's round); without it, the seed's (round 0)."""
     dirs = list(workbook_dirs(root, slug))
     if not dirs:
         raise WorkbookMissing(f"no workbook {slug!r} under {root}")
     try:
-        spec = load_workbook(dirs[0], compute_expected=compute_expected)
+        spec = load_workbook(dirs[0], compute_expected=False)
     except LoadError as exc:
         raise ExportError(str(exc)) from None
     return export_spec(spec, variant_of=variant_of)

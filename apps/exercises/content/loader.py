@@ -13,15 +13,20 @@ Layout::
                      wrong/*.py     plausible wrong solutions, each opening with a comment naming its
                                     misconception: check_content requires every one to fail the tests
 
-Code files are inlined into the exercise spec, and expected values a test leaves out are
-computed by running the reference solution (trusted content) in a subprocess; a probe's expected
-facts are never computed, they state the requirement and must be written out.
+Code files are inlined into the exercise spec, and expected values a test leaves out are found
+by ``Expected``: taken from an earlier sync of the same code when the database has them, else
+computed by running the reference solution in the sandbox (authors' code is untrusted input like
+learners'; nothing here runs it in this process). A probe's expected facts are never computed,
+they state the requirement and must be written out.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from dataclasses import field as default
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +34,7 @@ import yaml
 from pydantic import ValidationError
 
 from apps.exercises.content.schema import ChapterSpec, WorkbookSpec
-from apps.sandbox.local import LocalRunner
-from apps.sandbox.runner import Job, Limits
+from apps.sandbox.runner import Job, Limits, Runner, SandboxUnavailable
 from apps.sandbox.verdict import decode, plain
 
 
@@ -83,7 +87,84 @@ def _wrong_solution(path: Path) -> dict[str, str]:
     return {"name": path.stem, "misconception": first.lstrip("# ").strip(), "source": source}
 
 
-def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: bool) -> None:
+class SandboxNeeded(LoadError):
+    """Expected values must be computed by running the reference solution, and no sandbox could."""
+
+
+@dataclass
+class Expected:
+    """How the expected values that a ``tests.py`` leaves out are found.
+
+    ``known`` maps an exercise id to its code as last synced (``solution``, ``entry``, ``env``,
+    ``cases`` with their expected values): a case whose inputs and reference are unchanged keeps
+    its value without a run. Anything else is computed by running the reference solution with
+    ``runner`` (the sandbox). Without one, or when the sandbox fails, the exercise cannot load:
+    ``SandboxNeeded``, or with ``skip_unavailable`` the exercise is left out and named in ``skipped``.
+    """
+
+    runner: Runner | None = None
+    known: Mapping[str, Mapping[str, Any]] = default(default_factory=dict)
+    skip_unavailable: bool = False
+    skipped: dict[str, str] = default(default_factory=dict)  # id -> number of each exercise left out
+    runs: int = 0  # reference solutions run
+
+    def fill(self, raw: dict[str, Any], code: dict[str, Any], cases: list[dict[str, Any]]) -> None:
+        missing = [c for c in cases if "expected" not in c and not c.get("probe")]
+        if not missing:
+            return
+        previous = self.known.get(str(raw.get("id")))
+        if previous is not None and all(
+            _same(previous.get(k), code.get(k)) for k in ("solution", "entry", "env", "checker")
+        ):
+            stored = {str(c.get("id")): c for c in previous.get("cases") or []}
+            for case in missing:
+                old = stored.get(str(case["id"]))
+                if old is not None and old.get("expected") is not None and _same(_inputs(old), _inputs(case)):
+                    case["expected"] = old["expected"]
+            missing = [c for c in missing if "expected" not in c]
+            if not missing:
+                return
+        where = f"exercise {raw.get('number')}"
+        if self.runner is None:
+            raise SandboxNeeded(
+                f"{where}: expected values are computed by running solution.py in the sandbox, and no sandbox was given"
+            )
+        job = Job(
+            str(code.get("entry")),
+            [{"args": [], "kwargs": {}, **c} for c in cases if not c.get("probe")],
+            {"submission.py": code["solution"]},
+            env={str(k): str(v) for k, v in (code.get("env") or {}).items()},
+        )
+        try:
+            run = self.runner.run(job, Limits(time_s=60.0, cpuset="0"))
+        except SandboxUnavailable as exc:
+            raise SandboxNeeded(f"{where}: expected values need the sandbox, which is unavailable: {exc}") from None
+        self.runs += 1
+        items = (run.report or {}).get("results", [])
+        results = {r.get("id"): r for r in items if isinstance(r, dict)}
+        fatal = next((r.get("fatal") for r in items if isinstance(r, dict) and "fatal" in r), None)
+        fatal = fatal or (run.report or {}).get("fatal")
+        for case in missing:
+            result = results.get(case["id"])
+            if not result or not result.get("ok"):
+                detail = fatal or (result or {}).get("error") or run.status
+                raise LoadError(f"{where}: reference solution failed on {case['id']}: {detail}")
+            value = plain(decode(result["value"]))
+            if "\\u0000" in json.dumps(value):
+                raise LoadError(f"{where}: reference solution returned text with a NUL character on {case['id']}")
+            case["expected"] = value
+
+
+def _inputs(case: Mapping[str, Any]) -> list[Any]:
+    return [case.get("args") or [], case.get("kwargs") or {}]
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal as stored JSON (a tuple is a list, an absent field an empty one)."""
+    return json.dumps(a or None, sort_keys=True) == json.dumps(b or None, sort_keys=True)
+
+
+def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, expected: Expected | None) -> None:
     code = raw.get("code")
     if not isinstance(code, dict) or "dir" not in code:
         return
@@ -97,24 +178,8 @@ def _inline_code(raw: dict[str, Any], workbook_dir: Path, *, compute_expected: b
         code["checker"] = (folder / "checks.py").read_text(encoding="utf-8")
     code["wrong"] = [_wrong_solution(path) for path in sorted((folder / "wrong").glob("*.py"))]
     cases = read_cases(folder / "tests.py")
-    if compute_expected and any("expected" not in c and not c.get("probe") for c in cases):
-        job = Job(
-            str(code.get("entry")),
-            [{"args": [], "kwargs": {}, **c} for c in cases if not c.get("probe")],
-            {"submission.py": code["solution"]},
-        )
-        run = LocalRunner().run(job, Limits(time_s=60.0))
-        items = (run.report or {}).get("results", [])
-        results = {r.get("id"): r for r in items if isinstance(r, dict)}
-        fatal = next((r.get("fatal") for r in items if isinstance(r, dict) and "fatal" in r), None)
-        for case in cases:
-            if "expected" in case or case.get("probe"):
-                continue
-            result = results.get(case["id"])
-            if not result or not result.get("ok"):
-                detail = fatal or (result or {}).get("error") or run.status
-                raise LoadError(f"exercise {raw.get('number')}: reference solution failed on {case['id']}: {detail}")
-            case["expected"] = plain(decode(result["value"]))
+    if expected is not None:
+        expected.fill(raw, code, cases)
     code["cases"] = cases
 
 
@@ -179,11 +244,19 @@ def _inline_presets(raw: dict[str, Any], tables: dict[str, dict[str, dict[str, A
             givens.setdefault(given, table[use["seed"]][field])
 
 
-def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_glob: str = "*") -> WorkbookSpec:
+def load_workbook(
+    workbook_dir: Path, *, expected: Expected | None = None, compute_expected: bool = True, chapter_glob: str = "*"
+) -> WorkbookSpec:
     """Read and validate one workbook folder. Raises LoadError with every problem found.
 
+    Expected values a ``tests.py`` leaves out are found by ``expected`` (without one, only code
+    exercises that state all theirs load); ``compute_expected=False`` leaves them out instead.
     ``chapter_glob`` restricts which chapter files are read (``"03-*"``), for authors at work.
     """
+    if compute_expected and expected is None:
+        expected = Expected()
+    elif not compute_expected:
+        expected = None
     meta_path = workbook_dir / "workbook.yaml"
     meta = _yaml(meta_path)
     chapters: list[ChapterSpec] = []
@@ -192,10 +265,20 @@ def load_workbook(workbook_dir: Path, *, compute_expected: bool = True, chapter_
     for path in sorted((workbook_dir / "chapters").glob(f"{chapter_glob}.yaml")):
         raw = _yaml(path)
         try:
+            kept = []
             for ex in raw.get("exercises") or []:
                 if isinstance(ex, dict):
-                    _inline_code(ex, workbook_dir, compute_expected=compute_expected)
+                    try:
+                        _inline_code(ex, workbook_dir, expected=expected)
+                    except SandboxNeeded:
+                        if expected is None or not expected.skip_unavailable:
+                            raise
+                        expected.skipped[str(ex.get("id"))] = str(ex.get("number"))
+                        continue
                     _inline_presets(ex, presets)
+                kept.append(ex)
+            if isinstance(raw.get("exercises"), list):
+                raw["exercises"] = kept
             chapters.append(ChapterSpec.model_validate(raw))
         except ValidationError as exc:
             problems.append(_format_validation(path, exc))

@@ -1,21 +1,21 @@
 """Checking whole workbooks from their files: the core of ``check_content``.
 
-Runnable without Django for authors: ``python -m apps.exercises.content.report [SLUG ...]``.
+Code (reference solutions, starters, wrong solutions, checkers, and the runs that compute expected
+values) runs only through the ``runner`` given: the sandbox. Without one, no code runs and expected
+values a ``tests.py`` leaves out are not computed.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from apps.exercises.content.checks import check_chapter, check_exercise
-from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
+from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.content.tells import choice_tell
 from apps.exercises.content.variants import Coverage, coverage
-from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "fixtures" / "workbooks"
@@ -59,7 +59,12 @@ def check_workbooks(
         report = WorkbookReport(folder.name)
         reports.append(report)
         try:
-            spec = load_workbook(folder, chapter_glob=chapter_glob)
+            spec = load_workbook(
+                folder,
+                expected=Expected(runner=runner),
+                compute_expected=runner is not None,
+                chapter_glob=chapter_glob,
+            )
         except LoadError as exc:
             report.problems.append(str(exc))
             continue
@@ -87,29 +92,3 @@ def _tally(report: WorkbookReport, exercise: ExerciseSpec) -> None:
         report.single_choices += 1
         report.longest_correct += tell.longest_is_correct
         report.warnings += [f"{exercise.number} {exercise.title}: {w}" for w in tell.warnings]
-
-
-def main(argv: list[str]) -> int:
-    """``report [SLUG ...] [--chapter GLOB]``, e.g. ``report transformer-math --chapter '03-*'``."""
-    chapter_glob = "*"
-    if "--chapter" in argv:
-        i = argv.index("--chapter")
-        chapter_glob = argv[i + 1]
-        argv = argv[:i] + argv[i + 2 :]
-    # Authors at work: their own code, run locally (check_content runs it in the sandbox).
-    reports = check_workbooks(DEFAULT_ROOT, argv or None, runner=LocalRunner(), chapter_glob=chapter_glob)
-    failed = False
-    for r in reports:
-        status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
-        summary = f" ({r.summary()})" if r.summary() else ""
-        print(f"{r.slug}: {r.exercises} exercises, {status}{summary}")
-        for p in r.problems:
-            print(f"  - {p}")
-        for w in r.warnings:
-            print(f"  ~ warning: {w}")
-        failed = failed or bool(r.problems)
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -16,4 +16,4 @@ def with_math(text: str) -> SafeString:
     text = str(text)
     if "$" not in text:
         return escape(text)
-    return mark_safe(inline_html(text))  # noqa: S308 - markdown-it with html disabled escapes the rest
+    return mark_safe(inline_html(text))  # noqa: S308 - markdown_html is sanitized (apps/core/html.py)

@@ -15,7 +15,8 @@ from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.loader import LoadError, load_workbook, read_cases
 from apps.exercises.content.report import DEFAULT_ROOT, check_workbooks
 from apps.exercises.content.schema import ExerciseSpec
-from apps.sandbox.local import LocalRunner
+from apps.sandbox import selectors as sandbox_selectors
+from apps.sandbox.cache import CachedRunner, default_directory
 
 NUMERIC: dict[str, Any] = {
     "number": "0.1",
@@ -118,6 +119,12 @@ def test_order_constraints_must_hold_for_the_listed_order() -> None:
     assert any("breaks its own constraint" in p for p in problems(spec))
 
 
+def sandboxed() -> CachedRunner:
+    """The sandbox, as check_content runs it: real containers of the sandbox image, settled runs
+    read from the verdict cache."""
+    return CachedRunner(sandbox_selectors.runner("tests"), default_directory())
+
+
 @pytest.fixture
 def workbook_copy(tmp_path: Path) -> Path:
     """A scratch copy of Transformer Math to break on purpose."""
@@ -147,7 +154,7 @@ def test_an_exercise_id_used_twice_in_a_workbook_names_both_exercises(workbook_c
         f"exercise id {first['id']!r} is used twice in the workbook: by 0.1 ({first['title']}) "
         f"and by {second['number']} ({second['title']})"
     ) in str(caught.value)
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner())[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=sandboxed())[0]
     assert any(f"exercise id {first['id']!r} is used twice" in p for p in report.problems)
 
 
@@ -156,7 +163,7 @@ def test_wrong_buggy_line_is_caught(workbook_copy: Path) -> None:
         next(e for e in data["exercises"] if e["number"] == "0.6")["buggy_lines"] = [7]
 
     _edit_chapter0(workbook_copy, edit)
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=sandboxed(), chapter_glob="00-*")[0]
     assert any("buggy_lines [7] differ from the lines the fix changes [8]" in p for p in report.problems)
 
 
@@ -167,7 +174,7 @@ def test_starter_that_passes_and_reference_that_fails_are_caught(workbook_copy: 
     # Expected values must not come from a broken reference: give them all explicitly.
     cases = [c for c in read_cases(code / "tests.py") if "expected" in c]
     (code / "tests.py").write_text(f"CASES = {cases!r}\n")
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=sandboxed(), chapter_glob="00-*")[0]
     assert any("the reference solution fails its tests" in p for p in report.problems), report.problems
     assert any("starter code passes every test" in p for p in report.problems), report.problems
 
@@ -175,7 +182,7 @@ def test_starter_that_passes_and_reference_that_fails_are_caught(workbook_copy: 
 def test_load_errors_name_the_file_and_field(workbook_copy: Path) -> None:
     _edit_chapter0(workbook_copy, lambda data: data["exercises"][0].pop("title"))
     with pytest.raises(LoadError) as info:
-        load_workbook(workbook_copy)
+        load_workbook(workbook_copy, compute_expected=False)
     assert "00-parameter-counting.yaml" in str(info.value)
     assert "exercises.0.title: Field required" in str(info.value)
 
@@ -191,7 +198,7 @@ def test_tests_files_are_read_as_literals_never_run(tmp_path: Path) -> None:
 
 
 def test_the_transformer_math_workbook_is_sound() -> None:
-    report = check_workbooks(DEFAULT_ROOT, ["transformer-math"], runner=LocalRunner())[0]
+    report = check_workbooks(DEFAULT_ROOT, ["transformer-math"], runner=sandboxed())[0]
     assert report.problems == []
     assert report.exercises == 52
 
@@ -211,7 +218,7 @@ def test_a_wrong_solution_that_passes_is_a_problem_and_one_without_its_misconcep
     (folder / "wrong" / "forgets_the_embedding.py").write_text(
         "# forgets the tied embedding table\ndef param_count(d, n_layers, vocab_size):\n    return 12 * n_layers * d * d\n"
     )
-    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=LocalRunner(), chapter_glob="00-*")[0]
+    report = check_workbooks(workbook_copy.parent, ["transformer-math"], runner=sandboxed(), chapter_glob="00-*")[0]
     passing = [p for p in report.problems if "wrong solution" in p]
     assert len(passing) == 1 and "copies_the_reference" in passing[0], report.problems
     assert report.wrong_solutions == catalogue + 2

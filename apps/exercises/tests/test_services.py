@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import services
-from apps.exercises.content.loader import load_workbook
+from apps.exercises.content.loader import Expected, load_workbook
 from apps.exercises.content.report import DEFAULT_ROOT
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.models import Attempt, Exercise, Verdict
@@ -19,13 +19,16 @@ from apps.exercises.tests import content
 from apps.exercises.tests.answers import correct_payload, on_seed_numbers
 from apps.learning import services as learning_services
 from apps.progress.models import ExerciseProgress
+from apps.sandbox import selectors as sandbox_selectors
+from apps.sandbox.cache import CachedRunner, default_directory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
 def spec() -> WorkbookSpec:
-    return load_workbook(DEFAULT_ROOT / "transformer-math")
+    runner = CachedRunner(sandbox_selectors.runner("tests"), default_directory())
+    return load_workbook(DEFAULT_ROOT / "transformer-math", expected=Expected(runner=runner))
 
 
 def exercise(number: str) -> Exercise:

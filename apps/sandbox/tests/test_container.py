@@ -13,6 +13,7 @@ from typing import Any
 
 import docker
 import pytest
+from django.conf import settings
 
 from apps.sandbox import health, probe
 from apps.sandbox.runner import LABEL, LABEL_OWNER, DockerRunner, Job, Limits, SandboxUnavailable
@@ -236,11 +237,12 @@ def test_the_self_test_fails_when_the_canary_cannot_pass() -> None:
 
 
 def test_expected_values_never_enter_the_container() -> None:
-    from apps.exercises.content.loader import load_workbook
+    from apps.exercises.content.loader import Expected, load_workbook
     from apps.exercises.content.report import DEFAULT_ROOT
     from apps.exercises.jobs import code_cases, code_job
 
-    spec = load_workbook(DEFAULT_ROOT / "transformer-math", chapter_glob="00-*")
+    runner = DockerRunner(settings.SANDBOX_IMAGE, owner="tests")
+    spec = load_workbook(DEFAULT_ROOT / "transformer-math", expected=Expected(runner=runner), chapter_glob="00-*")
     code = next(e.code for c in spec.chapters for e in c.exercises if e.number == "0.5")
     assert code is not None
     request = code_job(code, "def param_count(d, n_layers, vocab_size):\n    return 0\n").request(Limits()).decode()

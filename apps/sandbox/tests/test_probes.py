@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from apps.exercises.content.loader import load_workbook, read_cases
+from apps.exercises.content.loader import Expected, load_workbook, read_cases
 from apps.exercises.content.report import DEFAULT_ROOT, check_workbooks
 from apps.exercises.content.schema import CodeCase, CodeSpec
 from apps.exercises.jobs import code_cases, code_job, limits_for, probe_problems
-from apps.sandbox.local import LocalRunner
+from apps.sandbox import selectors as sandbox_selectors
 from apps.sandbox.runner import DockerRunner, Limits
 from apps.sandbox.tests.conftest import Sandbox
 from apps.sandbox.verdict import Case, CaseResult, Verdict, decide, judge
@@ -118,19 +118,21 @@ def test_content_checks_name_every_unsound_probe_case() -> None:
     )
 
 
-def _run_local(spec: CodeSpec, source: str) -> Verdict:
-    return judge(LocalRunner().run(code_job(spec, source), Limits(time_s=20.0)), code_cases(spec), spec.entry)
+def _run_sandboxed(spec: CodeSpec, source: str) -> Verdict:
+    return judge(
+        sandbox_selectors.runner("tests").run(code_job(spec, source), Limits(time_s=20.0)), code_cases(spec), spec.entry
+    )
 
 
 def test_a_plain_python_probe_runs_beside_the_values_and_hides_from_the_submission() -> None:
     spec = _mean_spec()
-    assert _run_local(spec, spec.solution).outcome == "passed"
+    assert _run_sandboxed(spec, spec.solution).outcome == "passed"
     snooping = (
         "import os, sys\nimport numpy as np\n"
         "print(os.path.exists('checks.py'), 'sandbox_probes' in sys.modules, 'exercise_checks' in sys.modules)\n"
         "def mean(xs):\n    return float(np.mean(xs))\n"
     )
-    verdict = _run_local(spec, snooping)
+    verdict = _run_sandboxed(spec, snooping)
     assert verdict.outcome == "failed"
     assert [c.id for c in verdict.cases if not c.passed] == [PLAIN]
     probe = verdict.cases[-1]
@@ -148,11 +150,13 @@ def test_check_content_refuses_a_probe_with_an_unknown_checker_or_no_expected_fa
     cases.append({**probe, "id": "unknown_checker", "probe": "no_such_check"})
     cases.append({k: v for k, v in probe.items() if k != "expected"} | {"id": "no_expected"})
     tests.write_text(f"CASES = {cases!r}\n")
-    report = check_workbooks(tmp_path, ["transformer-math"], runner=LocalRunner(), chapter_glob="01-*")[0]
+    report = check_workbooks(
+        tmp_path, ["transformer-math"], runner=sandbox_selectors.runner("tests"), chapter_glob="01-*"
+    )[0]
     assert any("unknown_checker names an unknown checker 'no_such_check'" in p for p in report.problems)
     assert any("no_expected needs its expected facts written out" in p for p in report.problems)
     # The loader never computes a probe's expected facts from the reference: they state the requirement.
-    spec = load_workbook(book, chapter_glob="01-*")
+    spec = load_workbook(book, expected=Expected(runner=sandbox_selectors.runner("tests")), chapter_glob="01-*")
     code = next(e.code for c in spec.chapters for e in c.exercises if e.number == "1.6")
     assert code is not None and next(c for c in code.cases if c.id == "no_expected").expected is None
 
@@ -425,9 +429,10 @@ CHAPTERS = {"scaling-book": ("09-*", "10-*"), "transformer-math": ("01-*",)}
 def _code_specs() -> dict[tuple[str, str], CodeSpec]:
     """Every exercise with probes, read from the fixtures as the platform syncs them."""
     specs = {}
+    runner = sandbox_selectors.runner("tests")
     for slug, globs in CHAPTERS.items():
         for chapter_glob in globs:
-            book = load_workbook(DEFAULT_ROOT / slug, chapter_glob=chapter_glob)
+            book = load_workbook(DEFAULT_ROOT / slug, expected=Expected(runner=runner), chapter_glob=chapter_glob)
             for exercise in (e for c in book.chapters for e in c.exercises):
                 if exercise.code is not None and any(case.probe for case in exercise.code.cases):
                     specs[(slug, exercise.number)] = exercise.code

@@ -1,15 +1,15 @@
 """The driver runs a function on inputs; the verdict is decided outside, from data.
 
-These run the in-container driver and child as a local subprocess (``LocalRunner``) — the same
-code the containers run — so the verdict logic is tested without Docker. The container tests
-(``test_container.py``, ``test_hostile.py``) run the same through real containers.
+These run the in-container driver and child in real sandbox containers (the process's runner, its
+pool keeping one ready), so the verdict logic is tested on what the containers report. The
+container tests (``test_container.py``, ``test_hostile.py``) test the confinement.
 """
 
 from typing import Any
 
 import numpy as np
 
-from apps.sandbox.local import LocalRunner
+from apps.sandbox import selectors
 from apps.sandbox.runner import Job, Limits, RunResult
 from apps.sandbox.verdict import Case, Verdict, clean, decide, judge
 
@@ -22,7 +22,7 @@ PAYLOAD = [c.inputs() for c in CASES]
 
 
 def execute(source: str, entry: str = "add", cases: list[dict[str, Any]] = PAYLOAD, time_s: float = 10.0) -> RunResult:
-    return LocalRunner().run(Job(entry, cases, {"submission.py": source}), Limits(time_s=time_s))
+    return selectors.runner("tests").run(Job(entry, cases, {"submission.py": source}), Limits(time_s=time_s))
 
 
 def run(source: str) -> Verdict:

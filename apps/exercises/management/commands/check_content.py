@@ -7,7 +7,6 @@ from apps.exercises.content.report import check_workbooks
 from apps.exercises.content.variants import Coverage
 from apps.sandbox import selectors as sandbox_selectors
 from apps.sandbox.cache import CachedRunner, default_directory
-from apps.sandbox.local import LocalRunner
 from apps.sandbox.runner import Runner, SandboxUnavailable
 
 
@@ -23,10 +22,11 @@ class Command(BaseCommand):
         parser.add_argument("--chapter", default="*", help="Only chapter files matching this glob, e.g. '09-*'.")
         parser.add_argument(
             "--code",
-            choices=["sandbox", "local", "skip"],
+            choices=["sandbox", "skip"],
             default="sandbox",
-            help="Run reference and starter code in the sandbox image (default), in a local subprocess "
-            "(authors' trusted code, no Docker needed), or not at all.",
+            help="Run reference, starter and wrong solutions (and compute the expected values tests.py "
+            "leaves out) in the sandbox image (default), or run no code at all (no Docker needed; code "
+            "exercises are then checked without their runs).",
         )
         parser.add_argument(
             "--no-cache",
@@ -37,18 +37,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         runner: Runner | None = None
-        if options["code"] == "local":
-            runner = LocalRunner()
-        elif options["code"] == "sandbox":
+        if options["code"] == "sandbox":
             docker_runner = sandbox_selectors.runner("check_content")
             try:
                 present = docker_runner.image_present()
             except SandboxUnavailable as exc:
-                raise CommandError(f"{exc}. Use --code local to run the code without Docker.") from None
+                raise CommandError(
+                    f"{exc}. Code runs only in the sandbox: start Docker, or use --code skip to check everything else."
+                ) from None
             if not present:
                 raise CommandError(
                     f"The sandbox image {docker_runner.image} is missing: build it with "
-                    "deploy/sandbox/build-sandbox-image.sh, or use --code local."
+                    "deploy/sandbox/build-sandbox-image.sh (make sandbox-image), or use --code skip."
                 )
             runner = docker_runner if options["no_cache"] else CachedRunner(docker_runner, default_directory())
         reports = check_workbooks(
