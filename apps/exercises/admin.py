@@ -217,6 +217,7 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
     class Media:
         # The YAML editor's font and the preview's width: a stylesheet, as the CSP allows no inline style.
         css = {"all": ("css/admin-exercise.css",)}
+
     inlines = [VersionInline]
     actions = ["download_yaml"]
 
