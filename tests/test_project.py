@@ -109,10 +109,13 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Path) -> None:
-    """What `make run` does — migrate, sync, demo users, serve — on SQLite with no services."""
+    """What `make run` does — migrate, collect static files, sync, demo users, serve (DEBUG off) — on
+    SQLite with no services."""
     # A directory that does not exist yet, as var/ on a fresh clone.
     env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "SQLITE_PATH": str(tmp_path / "var" / "db.sqlite3")}
-    for command in (["migrate", "--noinput"], ["sync_content"], ["seed_demo"]):
+    static_root = tmp_path / "static"
+    env["STATIC_ROOT"] = str(static_root)
+    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput", "-v0"], ["sync_content"], ["seed_demo"]):
         result = run([sys.executable, "manage.py", *command], env)
         assert result.returncode == 0, result.stderr
     port = _free_port()
@@ -171,7 +174,19 @@ def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Pat
             board = client.get(f"/api/v1/leaderboard/?scope=cohort&cohort={cohort['id']}", headers=auth).json()
             assert board["me"]["rank"] == 1 and board["me"]["points"] == streak["points"] > 0
             assert client.get("/api/v1/leaderboard/?period=week", headers=auth).json()["me"]["rank"] == 1
-            assert "Transformer Math" in client.get("/").text
+            home = client.get("/")
+            assert "Transformer Math" in home.text
+            assert "script-src 'self'" in home.headers["Content-Security-Policy"]
+            # DEBUG is off: static files come from collectstatic through WhiteNoise, and a body over
+            # the upload limit is the API's JSON error, not Django's debug page.
+            assert client.get("/static/css/site.css").status_code == 200
+            big = client.post(
+                "/api/v1/auth/token/", content=b"x" * 3_000_000, headers={"Content-Type": "application/json"}
+            )
+            assert big.status_code == 413 and big.headers["Content-Type"] == "application/json", big.text[:200]
+            assert big.json()["error"]["code"] == "too_large"
+            missing = client.get("/no/such/page/")
+            assert missing.status_code == 404 and "Traceback" not in missing.text and "DEBUG" not in missing.text
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -29,6 +29,7 @@ from redis.exceptions import RedisError
 
 from apps.core.queues import Queue
 from apps.sandbox import health, selectors
+from apps.sandbox.cache import CachedRunner, default_directory
 from apps.sandbox.runner import Job, Limits, Progress, Runner, RunResult, SandboxUnavailable
 
 logger = logging.getLogger(__name__)
@@ -134,12 +135,14 @@ def content_runner() -> Runner:
 
 def command_runner(owner: str) -> tuple[Runner | None, str]:
     """The sandbox for a management command (``sync_content``): this process's own Docker Engine when
-    it has the image (a developer's machine, ``make run``), else a ready sandbox worker over the
-    queue (the web container, which has no Docker socket). ``(None, why)`` when neither is there."""
+    it has the image (a developer's machine, ``make run``, the tests), through check_content's cache of
+    settled runs (keyed by the image's id, so the same reference solution in the same image runs
+    once per machine), else a ready sandbox worker over the queue (the web container, which has no
+    Docker socket). ``(None, why)`` when neither is there."""
     local = selectors.runner(owner)
     try:
         if local.image_present():
-            return local, ""
+            return CachedRunner(local, default_directory()), ""
         why = f"the sandbox image {local.image} is missing (build it: make sandbox-image)"
     except SandboxUnavailable as exc:
         why = f"{exc}"

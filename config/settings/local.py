@@ -10,6 +10,7 @@ from config.env import env
 from config.settings.base import *  # noqa: F403
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+DEMO_ACCOUNTS_ALLOWED = True  # `make run` prints its demo accounts (seed_demo)
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = [
         "rest_framework.renderers.JSONRenderer",

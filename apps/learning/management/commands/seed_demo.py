@@ -11,7 +11,8 @@ from apps.progress.models import Cohort
 
 DEMO_COHORT = "Demo cohort"
 
-# Local demo accounts for `make run`. Refused outside DEBUG so they can never reach production.
+# Local demo accounts for `make run`. Refused unless the settings allow them (config/settings/local.py
+# only), so they can never reach production.
 DEMO_EMAIL = "student@example.org"  # a password reset for it lands in var/mail/ (README, Settings)
 DEMO = [
     ("student", "student-demo-pass", Role.STUDENT, False),
@@ -24,8 +25,8 @@ class Command(BaseCommand):
     help = "Create demo student, instructor and author accounts (development only) and print them."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if not settings.DEBUG:
-            raise CommandError("seed_demo only runs with DEBUG on (local development).")
+        if not settings.DEMO_ACCOUNTS_ALLOWED:
+            raise CommandError("seed_demo only runs on the development settings (make run: config.settings.local).")
         self.stdout.write("Demo accounts (local only):")
         for username, password, role, superuser in DEMO:
             user = User.objects.filter(username=username).first()
