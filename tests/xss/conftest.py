@@ -30,7 +30,17 @@ import pytest
 from django.conf import settings
 from django.db import connections
 from django.test import Client
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Dialog, Frame, Page, Response
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Dialog,
+    Frame,
+    Page,
+    Playwright,
+    Response,
+    sync_playwright,
+)
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
@@ -41,11 +51,29 @@ from apps.learning import services as learning_services
 from apps.progress import services as progress_services
 from apps.progress.models import Cohort, ExerciseProgress
 from apps.sandbox.tests.worker import WorkerProcess
-from tests.e2e.conftest import DESKTOP, PASSWORD, _orm_beside_playwright, browser, live_url, playwright
+from tests.e2e.conftest import CHROMIUM, DESKTOP, PASSWORD, _orm_beside_playwright, live_url
 from tests.xss import content
 from tests.xss.payloads import STORABLE
 
-__all__ = ["_orm_beside_playwright", "browser", "live_url", "playwright"]
+__all__ = ["_orm_beside_playwright", "live_url"]
+
+
+# Playwright's sync API keeps an event loop on this thread while it runs, and Django refuses ORM
+# calls near one. The corpus is a long group that runs first on its pytest-xdist worker, so its
+# Playwright must end with the package (unlike tests/e2e's, which lives for the session at the end
+# of the run): the worker's next tests then run without a loop.
+@pytest.fixture(scope="package")
+def playwright() -> Iterator[Playwright]:
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="package")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+    yield browser
+    browser.close()
+
 
 PREFIX = "xss"  # every account this package makes starts with it
 CSP_LOGGER = "apps.core.csp"
