@@ -30,7 +30,7 @@ run: venv
 
 ## make test: ruff, mypy, import contracts, check_content and the whole pytest suite on real PostgreSQL,
 ## Redis, Docker and Chromium, each phase timed (scripts/test.sh). PYTEST_ARGS narrows or adds to pytest's
-## arguments; PYTEST_WORKERS (default 3) is the number of pytest-xdist workers, 0 for one process.
+## arguments; PYTEST_WORKERS (default 2) is the number of pytest-xdist workers, 0 for one process.
 test:
 	@bash scripts/test.sh
 

@@ -7,14 +7,14 @@
 #   lint          ruff (check and format), mypy, import-linter's contracts
 #   check_content every workbook's content checks; code runs come from the verdict cache when the
 #                 image, tests and source are unchanged (apps/sandbox/cache.py)
-#   pytest        the whole suite on PYTEST_WORKERS pytest-xdist workers (default 3), the long tests
+#   pytest        the whole suite on PYTEST_WORKERS pytest-xdist workers (default 2), the long tests
 #                 first on workers of their own (conftest.py), and the 25 slowest tests listed
 #
 # PYTEST_ARGS are added to pytest's (e.g. a path, or -k); PYTEST_WORKERS=0 runs it in one process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-: "${PG_PORT:=54329}" "${REDIS_PORT:=63799}" "${PYTEST_WORKERS:=3}"
+: "${PG_PORT:=54329}" "${REDIS_PORT:=63799}" "${PYTEST_WORKERS:=2}"
 export PG_PORT REDIS_PORT
 VENV=.venv
 
