@@ -56,11 +56,15 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
-def browser(playwright: Playwright) -> Iterator[Browser]:
+def launch_chromium(playwright: Playwright) -> Browser:
     """Debian's Chromium, headless. Missing is a failure, never a skip (scripts/services.sh installs it)."""
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: run `bash scripts/services.sh browser`"
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = launch_chromium(playwright)
     yield browser
     browser.close()
 

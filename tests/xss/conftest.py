@@ -51,7 +51,7 @@ from apps.learning import services as learning_services
 from apps.progress import services as progress_services
 from apps.progress.models import Cohort, ExerciseProgress
 from apps.sandbox.tests.worker import WorkerProcess
-from tests.e2e.conftest import CHROMIUM, DESKTOP, PASSWORD, _orm_beside_playwright, live_url
+from tests.e2e.conftest import DESKTOP, PASSWORD, _orm_beside_playwright, launch_chromium, live_url
 from tests.xss import content
 from tests.xss.payloads import STORABLE
 
@@ -70,7 +70,7 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="package")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+    browser = launch_chromium(playwright)
     yield browser
     browser.close()
 
