@@ -11,6 +11,7 @@ prompt states ("B ≪ D, F") is checked the same way, with the small symbols shr
 from __future__ import annotations
 
 import ast
+import math
 import random
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -24,6 +25,10 @@ MAX_CHARS = 200
 MAX_NODES = 120
 MAX_EXPONENT = 8
 MAX_DIGITS = 60  # a constant in an answer stays below 10**60 (and above 10**-60)
+# Every exponent's denominator stays at most this, checked before sympy builds anything: a rational
+# raised to 1/10**25 made sympy search for an exact 10**25-th root, for minutes and gigabytes (a
+# denominator of 10**12 still evaluates in milliseconds).
+MAX_ROOT = 10**6
 FUNCTIONS = {"sqrt": sympy.sqrt, "log": sympy.log}
 _POINTS = 6
 _DIGITS = 40
@@ -120,6 +125,9 @@ class _Builder:
             return -inner if isinstance(node.op, ast.USub) else inner
         if isinstance(node, ast.BinOp):
             left, right = self.build(node.left), self.build(node.right)
+            if not isinstance(node.op, ast.Pow):
+                # Terms with the same base merge their exponents: the merged denominator divides the lcm.
+                self._roots(math.lcm(*_denominators(left), *_denominators(right)))
             if isinstance(node.op, ast.Add):
                 return self._bounded(left + right)
             if isinstance(node.op, ast.Sub):
@@ -139,6 +147,8 @@ class _Builder:
             arg = self.build(node.args[0])
             if arg.is_number and arg <= 0:
                 raise self.fail(f"{node.func.id} needs a positive argument.")
+            if node.func.id == "sqrt":
+                return self._power(arg, sympy.Rational(1, 2))
             return sympy.sympify(FUNCTIONS[node.func.id](arg))
         if isinstance(node, ast.Call):
             raise self.fail(f"Only the functions {', '.join(FUNCTIONS)} are allowed.")
@@ -147,6 +157,8 @@ class _Builder:
     def _power(self, base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
         if not exponent.is_Rational or abs(exponent) > MAX_EXPONENT:
             raise self.fail(f"Exponents must be numbers between -{MAX_EXPONENT} and {MAX_EXPONENT}.")
+        # A power of a power multiplies the exponents: bound the product's denominator too.
+        self._roots(max([exponent.q, *(q * exponent.q for q in _denominators(base))]))
         if base.is_number:
             if base == 0 and exponent < 0:
                 raise self.fail("Division by zero.")
@@ -154,12 +166,24 @@ class _Builder:
                 raise self.fail("A number in this expression is too large.")
         return self._bounded(sympy.Pow(base, exponent))
 
+    def _roots(self, denominator: int) -> None:
+        if denominator > MAX_ROOT:
+            raise self.fail(
+                "An exponent in this expression is too fine a fraction to grade; "
+                "use fractions like 1/2 or 3/4 (simplify the expression first)."
+            )
+
     def _bounded(self, value: sympy.Expr) -> sympy.Expr:
         if value.is_Rational and value != 0:
             magnitude = abs(value)
             if magnitude > sympy.Integer(10) ** MAX_DIGITS or magnitude < sympy.Rational(1, 10**MAX_DIGITS):
                 raise self.fail("A number in this expression is too large.")
         return value
+
+
+def _denominators(expr: sympy.Expr) -> set[int]:
+    """The denominators of the rational exponents in an expression (1 when there are none)."""
+    return {1} | {int(p.exp.q) for p in expr.atoms(sympy.Pow) if p.exp.is_Rational}
 
 
 def parse_content(text: str, names: Collection[str]) -> sympy.Expr:

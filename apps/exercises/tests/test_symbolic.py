@@ -94,6 +94,13 @@ def test_a_wrong_expression_is_not_equivalent() -> None:
         ("B +", "not an expression we can read"),
         ("lambda: 1", "Only numbers, the names"),
         ("True*B", "Only numbers, names and arithmetic"),
+        # Each of these made sympy search for an exact 10**25-th (or finer) root of a sample point:
+        # minutes of the web process and ~12 GB. Refused before sympy builds anything.
+        ("B**0.5*B**0.0000000000000000000000001", "too fine a fraction"),
+        ("(B/6)**0.5*1.0000000000000000000000000001*B**0.0000000000000000000000001", "too fine a fraction"),
+        ("((B**(1/999))**(1/998))**(1/997)", "too fine a fraction"),
+        ("7**(1/997)*7**(1/991)*7**(1/983)*7**(1/977)", "too fine a fraction"),
+        ("sqrt(sqrt(B**(1/999)))*B**(1/998)", "too fine a fraction"),
     ],
 )
 def test_unreadable_or_unsafe_input_is_explained_and_never_executed(raw: str, message: str) -> None:
