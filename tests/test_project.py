@@ -109,21 +109,23 @@ def _free_port() -> int:
 
 @pytest.mark.slow
 def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Path) -> None:
-    """What `make run` does — migrate, collect static files, sync, demo users, serve (DEBUG off) — on
-    SQLite with no services."""
+    """What `make run` does (scripts/run.sh) — migrate, collect static files, sync, demo users, serve
+    (DEBUG off) — on SQLite with no services; the demo accounts are the last thing it prints."""
     # A directory that does not exist yet, as var/ on a fresh clone.
     env = {"DJANGO_SETTINGS_MODULE": "config.settings.local", "SQLITE_PATH": str(tmp_path / "var" / "db.sqlite3")}
     static_root = tmp_path / "static"
     env["STATIC_ROOT"] = str(static_root)
-    for command in (["migrate", "--noinput"], ["collectstatic", "--noinput", "-v0"], ["sync_content"], ["seed_demo"]):
+    setup = (["migrate", "--noinput"], ["collectstatic", "--noinput", "-v0"], ["sync_content"], ["seed_demo", "-v0"])
+    for command in setup:
         result = run([sys.executable, "manage.py", *command], env)
         assert result.returncode == 0, result.stderr
     port = _free_port()
+    printed = tmp_path / "serve_demo.out"
     server = subprocess.Popen(  # noqa: S603
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        [sys.executable, "manage.py", "serve_demo", "--noreload", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env={**{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}, **env},
-        stdout=subprocess.DEVNULL,
+        stdout=printed.open("w"),
         stderr=subprocess.DEVNULL,
     )
     try:
@@ -190,6 +192,19 @@ def test_make_run_path_serves_the_platform_on_the_embedded_default(tmp_path: Pat
     finally:
         server.terminate()
         server.wait(timeout=10)
+    # After the server's banner, the last lines: every role's account with its password.
+    banner, _, last = printed.read_text().partition(f"Starting development server at http://127.0.0.1:{port}/")
+    assert "Performing system checks" in banner
+    tail = last.strip().splitlines()
+    assert tail[-1].startswith(f"Open http://127.0.0.1:{port}/"), tail
+    accounts = {line.split("username=")[0].strip(): line for line in tail if "username=" in line}
+    assert list(accounts) == ["learner", "instructor", "admin and author"], tail
+    for role, username, password in (
+        ("learner", "student", "student-demo-pass"),
+        ("instructor", "instructor", "instructor-demo-pass"),
+        ("admin and author", "author", "author-demo-pass"),
+    ):
+        assert f"username={username} " in accounts[role] and f"password={password}" in accounts[role], tail
 
 
 @pytest.mark.slow

@@ -21,8 +21,14 @@ cd "$repo"
 PYTHON=${PYTHON:-python3}
 NAME=${SANDBOX_IMAGE_NAME:-mlsys-sandbox}
 
-if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
+if ! command -v docker >/dev/null 2>&1; then
+    echo "error: docker: command not found; the sandbox image cannot be built" >&2
+    exit 2
+fi
+if ! engine=$(docker version --format '{{.Server.Version}}' 2>&1); then
     echo "error: no Docker Engine is reachable; the sandbox image cannot be built" >&2
+    # Docker's own words say which: not running, or running but not this user's to use.
+    printf '%s\n' "$engine" | tail -n 3 >&2
     exit 2
 fi
 

@@ -19,6 +19,25 @@ DEMO = [
     ("instructor", "instructor-demo-pass", Role.INSTRUCTOR, False),
     ("author", "author-demo-pass", Role.AUTHOR, True),
 ]
+# What each account is for, as the terminal and the README name them.
+ROLE_NAMES = {"student": "learner", "instructor": "instructor", "author": "admin and author"}
+
+
+def demo_lines(*, url: str = "http://127.0.0.1:8000/") -> list[str]:
+    """The demo accounts with their passwords, and the demo cohort, as make run prints them last
+    (``serve_demo``, after the server's banner). Empty where demo accounts are not allowed."""
+    if not settings.DEMO_ACCOUNTS_ALLOWED:
+        return []
+    emails = dict(User.objects.filter(username__in=[d[0] for d in DEMO]).values_list("username", "email"))
+    lines = ["Demo accounts (local only; make run sets these passwords again):"]
+    for username, password, _, _ in DEMO:
+        email = f"  email={emails[username]}" if emails.get(username) else ""
+        lines.append(f"  {ROLE_NAMES[username]:<17} username={username:<11} password={password:<21}{email}".rstrip())
+    cohort = Cohort.objects.filter(instructor__username="instructor", name=DEMO_COHORT).first()
+    if cohort is not None:
+        lines.append(f"Demo cohort {cohort.name!r} (join code {cohort.join_code}); the student is in it.")
+    lines.append(f"Open {url} (sign in with an account above; admin at {url}admin/, API docs at {url}api/docs/).")
+    return lines
 
 
 class Command(BaseCommand):
@@ -27,7 +46,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.DEMO_ACCOUNTS_ALLOWED:
             raise CommandError("seed_demo only runs on the development settings (make run: config.settings.local).")
-        self.stdout.write("Demo accounts (local only):")
         for username, password, role, superuser in DEMO:
             user = User.objects.filter(username=username).first()
             if user is None:
@@ -41,12 +59,9 @@ class Command(BaseCommand):
             services.user_set_role(user=user, role=role)
             if role == Role.STUDENT and not user.email:
                 services.user_set_email(user=user, email=DEMO_EMAIL)
-            email = f"  email={user.email}" if user.email else ""
-            self.stdout.write(f"  {role:<10} username={username}  password={password}{email}")
-        cohort = self._demo_cohort()
-        if cohort is not None:
-            self.stdout.write(f"Demo cohort {cohort.name!r} (join code {cohort.join_code}); the student is in it.")
-        self.stdout.write("Open http://127.0.0.1:8000/ (admin at /admin/, API docs at /api/docs/).")
+        self._demo_cohort()
+        if options["verbosity"] >= 1:  # make run prints them last instead (serve_demo)
+            self.stdout.write("\n".join(demo_lines()))
 
     def _demo_cohort(self) -> Cohort | None:
         """The instructor's demo cohort with every workbook assigned and the student in it."""
