@@ -273,7 +273,8 @@ OVERVIEW_PARAMETERS = [
         "stuck_sort",
         str,
         enum=list(selectors.STUCK_SORTS),
-        description="Stuck points' order (default stuck: reveals and stuck learners, then attempts per solve).",
+        description="Stuck points' order (default stuck: learners who revealed or are stuck, then the median "
+        "attempts to solve).",
     ),
     OpenApiParameter(
         "stuck_limit",
@@ -305,7 +306,8 @@ class CohortOverviewApi(APIView):
         responses={200: CohortOverviewOut, 400: ERRORS[400], 401: ERRORS[401], 404: ERRORS[404]},
         description="For the cohort's instructor: every learner on every assigned workbook with the reasons "
         "they are at risk (idle, behind the due date's pace, overdue), and the exercises the cohort is stuck "
-        "on (reveals, stuck learners, attempts per solve, median time to solve).",
+        "on, with the per-exercise figures the exercise statistics give too (solved, revealed before solving, "
+        "stuck, median attempts to solve, median minutes to solve).",
     )
     def get(self, request: Request, cohort_id: int) -> Response:
         return Response(represent(CohortOverviewOut, _overview(request, cohort_id)))
@@ -320,8 +322,9 @@ class CohortExerciseStatsApi(APIView):
             )
         ],
         responses={200: ExerciseStatsOut(many=True), 401: ERRORS[401], 404: ERRORS[404]},
-        description="For the cohort's instructor: per-exercise attempts, solve rate, median attempts to solve, "
-        "reveal share and the most common wrong answers. 404 for a workbook the cohort was not assigned "
+        description="For the cohort's instructor: per exercise, the figures the overview's stuck points give too "
+        "(solved, revealed before solving, stuck, median attempts to solve, median minutes to solve) and the most "
+        "common wrong answers. 404 for a workbook the cohort was not assigned "
         "(superusers: any workbook).",
     )
     def get(self, request: Request, cohort_id: int) -> Response:

@@ -1,5 +1,8 @@
 """The cohort CSV files: one builder per table, shared by the admin pages and the API, so both
-download the same file."""
+download the same file.
+
+CSV cells carry text, not markup: content's TeX (a title's ``$N^*$``, an option's ``$\\times$``)
+is written as its plain reading (``N*``, ``×``; ``apps.exercises.content.plain``)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from typing import Any
 from django.http import HttpResponse
 
 from apps.accounts.models import User
+from apps.exercises.choices import AttemptPart
+from apps.exercises.content.plain import tex_plain
 from apps.exercises.models import Attempt
 from apps.progress import selectors
 from apps.progress.models import Cohort, CohortWorkbook
@@ -73,50 +78,46 @@ def overview_table(overview: selectors.CohortOverview) -> Table:
     return Table(f"cohort-{overview.cohort.pk}-overview.csv", header, body)
 
 
+# The per-exercise figures (selectors.figures), the same columns under the same names in every table.
+FIGURES_HEADER = [
+    "learners", "solved", "revealed before solving", "stuck", "solve rate", "revealed share", "attempts",
+    "median attempts to solve", "median minutes to solve",
+]  # fmt: skip
+
+
+def _figures(f: selectors.ExerciseFigures) -> list[object]:
+    return [
+        f.learners,
+        f.solved,
+        f.revealed,
+        f.stuck,
+        _ratio(f.solve_rate),
+        _ratio(f.reveal_share),
+        f.attempts,
+        _number(f.median_attempts_to_solve),
+        _number(f.median_minutes_to_solve),
+    ]
+
+
 def stuck_table(overview: selectors.CohortOverview) -> Table:
     """``selectors.cohort_overview``'s stuck points, in its order."""
-    header = [
-        "workbook", "exercise", "title", "kind", "learners", "solved", "revealed before solving", "stuck",
-        "attempts", "attempts per solve", "median minutes to solve",
-    ]  # fmt: skip
-    body = [
-        [
-            s.workbook,
-            s.number,
-            s.title,
-            s.kind,
-            s.learners,
-            s.solved,
-            s.reveals,
-            s.stuck,
-            s.attempts,
-            "" if s.attempts_per_solve is None else s.attempts_per_solve,
-            "" if s.median_minutes_to_solve is None else s.median_minutes_to_solve,
-        ]
-        for s in overview.stuck_points
-    ]
+    header = ["workbook", "exercise", "title", "kind", *FIGURES_HEADER]
+    body = [[s.workbook, s.number, tex_plain(s.title), s.kind, *_figures(s.figures)] for s in overview.stuck_points]
     return Table(f"cohort-{overview.cohort.pk}-stuck-points.csv", header, body)
 
 
 def exercises_table(cohort: Cohort, slug: str, stats: list[selectors.ExerciseStats]) -> Table:
-    """``selectors.exercise_stats`` for one workbook."""
+    """``selectors.exercise_stats`` for one workbook: the figures the stuck points give, and more."""
     header = [
-        "exercise", "title", "kind", "attempts", "learners", "solved", "solve rate",
-        "median attempts to solve", "revealed share", "most common wrong answers",
-        "solved only with a unit note",
+        "exercise", "title", "kind", *FIGURES_HEADER, "most common wrong answers", "solved only with a unit note",
     ]  # fmt: skip
     body = [
         [
             s.number,
-            s.title,
+            tex_plain(s.title),
             s.kind,
-            s.attempts,
-            s.learners,
-            s.solved,
-            _ratio(s.solve_rate),
-            "" if s.median_attempts is None else s.median_attempts,
-            _ratio(s.reveal_share),
-            "; ".join(f"{a} ×{n}" for a, n in s.wrong_answers),
+            *_figures(s.figures),
+            "; ".join(f"{tex_plain(a)} ×{n}" for a, n in s.wrong_answers),
             s.solved_with_note,
         ]
         for s in stats
@@ -143,7 +144,7 @@ def attempts_table(cohort: Cohort, learner: User, attempts: Iterable[Attempt]) -
             a.counted,
             _answer_cell(selectors.answer_shown(a)),
             (a.parsed.get("understood") or "") if isinstance(a.parsed, dict) else "",
-            a.feedback,
+            _feedback_cell(a),
         ]
         for a in attempts
     )
@@ -151,11 +152,25 @@ def attempts_table(cohort: Cohort, learner: User, attempts: Iterable[Attempt]) -
 
 
 def _answer_cell(shown: selectors.AnswerShown) -> str:
-    return shown.code if shown.code is not None else shown.text
+    return shown.code if shown.code is not None else tex_plain(shown.text)
+
+
+def _feedback_cell(attempt: Attempt) -> str:
+    # A code run's feedback is what the learner's program said: text as it is, never read as math.
+    return attempt.feedback if attempt.part == AttemptPart.CODE or _is_code(attempt) else tex_plain(attempt.feedback)
+
+
+def _is_code(attempt: Attempt) -> bool:
+    return isinstance(attempt.raw, dict) and "code" in attempt.raw
 
 
 def _ratio(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
+
+
+def _number(value: float | None) -> str:
+    """A median: "3" rather than "3.0", "2.5" as it is, "" for none."""
+    return "" if value is None else f"{value:g}"
 
 
 # Spreadsheets run cells that start with these as formulas (CSV injection): quote them.

@@ -300,21 +300,41 @@ class OverviewLearnerOut(LearnerRowOut):
     risks = RiskOut(many=True)
 
 
-class StuckPointOut(serializers.Serializer[Any]):
+class ExerciseFiguresOut(serializers.Serializer[Any]):
+    """The per-exercise figures (``selectors.figures``), under the same names wherever they appear."""
+
+    learners = serializers.IntegerField(
+        help_text="Learners who engaged with it (a graded attempt, a solve or a reveal): solved + revealed + stuck."
+    )
+    solved = serializers.IntegerField(help_text="Learners who solved it without revealing the answer first.")
+    revealed = serializers.IntegerField(
+        help_text="Learners who revealed the answer before their first solve (whether or not they solved it after)."
+    )
+    stuck = serializers.IntegerField(help_text="Learners who engaged and have neither solved nor revealed it.")
+    solve_rate = serializers.FloatField(allow_null=True, help_text="solved / learners (null: no learners).")
+    reveal_share = serializers.FloatField(allow_null=True, help_text="revealed / learners (null: no learners).")
+    attempts = serializers.IntegerField(
+        help_text="Counted graded attempts by every engaged learner, after a solve too (a multi-part check with "
+        "parts left for later and the rest right does not count)."
+    )
+    median_attempts_to_solve = serializers.FloatField(
+        allow_null=True,
+        help_text="Median, over the learners who solved it, of their counted attempts up to and including the "
+        "first solve (null: nobody solved it).",
+    )
+    median_minutes_to_solve = serializers.FloatField(
+        allow_null=True,
+        help_text="Median, over the learners who solved it, of the minutes from their first counted attempt to "
+        "their first solve (0 when the first attempt solved it; null: nobody solved it).",
+    )
+
+
+class StuckPointOut(ExerciseFiguresOut):
     exercise_id = serializers.IntegerField()
     workbook = serializers.SlugField()
     number = serializers.CharField()
     title = serializers.CharField()
     kind = serializers.ChoiceField(choices=ExerciseKind.choices)
-    learners = serializers.IntegerField(help_text="Learners who tried it or revealed it.")
-    solved = serializers.IntegerField()
-    reveals = serializers.IntegerField(help_text="Learners who revealed the answer before solving.")
-    stuck = serializers.IntegerField(help_text="Learners who tried it and have neither solved nor revealed it.")
-    attempts = serializers.IntegerField(help_text="Graded attempts, all learners.")
-    attempts_per_solve = serializers.FloatField(allow_null=True)
-    median_minutes_to_solve = serializers.FloatField(
-        allow_null=True, help_text="From a learner's first attempt to their first solve."
-    )
 
 
 class RiskCountsOut(serializers.Serializer[Any]):
@@ -353,19 +373,10 @@ class WrongAnswerOut(serializers.Serializer[Any]):
         return pair[1]
 
 
-class ExerciseStatsOut(serializers.Serializer[Any]):
+class ExerciseStatsOut(ExerciseFiguresOut):
     number = serializers.CharField()
     title = serializers.CharField()
     kind = serializers.ChoiceField(choices=ExerciseKind.choices)
-    attempts = serializers.IntegerField(
-        help_text="Graded attempts by the cohort's learners (a multi-part check with parts left for later and "
-        "the rest right does not count)."
-    )
-    learners = serializers.IntegerField(help_text="Learners who attempted or revealed it.")
-    solved = serializers.IntegerField()
-    solve_rate = serializers.FloatField(allow_null=True)
-    median_attempts_to_solve = serializers.FloatField(allow_null=True, source="median_attempts")
-    reveal_share = serializers.FloatField(allow_null=True, help_text="Share who revealed before solving.")
     wrong_answers = WrongAnswerOut(many=True)
     solved_with_note = serializers.IntegerField(
         help_text="Learners whose solve came only through an answer accepted with a unit note (GiB labelled GB)."

@@ -13,6 +13,8 @@ One module per topic; callers import this package (``from apps.progress import s
   monitoring (the progress table, per-exercise statistics, a member's attempts);
 - ``history``: a member's attempts as the learner saw them, by exercise, with reveals and hints;
 - ``overview``: the instructor's cohort overview: learners at risk and the exercises they are stuck on;
+- ``figures``: the per-exercise figures (solved, revealed, stuck, median attempts and time to solve),
+  defined once for the overview, the exercise statistics, their CSV files and the API;
 - ``due``: the learner's due dates;
 - ``skills``: the skills checklist;
 - ``learner``: the learner's rows and counts beside the content, and where to continue.
@@ -43,6 +45,7 @@ from apps.progress.selectors.cohorts import (
     workbooks_readable,
 )
 from apps.progress.selectors.due import Due, due_by_assignment, learner_due
+from apps.progress.selectors.figures import ExerciseFigures, exercise_figures
 from apps.progress.selectors.history import ExerciseHistory, HistoryAttempt, LearnerHistory, learner_history
 from apps.progress.selectors.learner import (
     chapter_list,
@@ -86,6 +89,7 @@ __all__ = [
     "Day",
     "Due",
     "Entry",
+    "ExerciseFigures",
     "ExerciseHistory",
     "ExerciseStats",
     "HistoryAttempt",
@@ -117,6 +121,7 @@ __all__ = [
     "continue_point",
     "due_by_assignment",
     "due_cards",
+    "exercise_figures",
     "exercise_stats",
     "leaderboard",
     "learner_attempts",

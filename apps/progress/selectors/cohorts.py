@@ -8,7 +8,6 @@ The progress table and the overview cover the assigned workbooks alone, for ever
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -21,13 +20,14 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.exercises import formats
-from apps.exercises.choices import AttemptPart, AttemptStatus, Verdict
+from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache, variants
 from apps.exercises.content.resolve import ContentError, ResolvedExercise
 from apps.exercises.formats import AnswerShown
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion, Workbook
 from apps.exercises.selectors import Counts
 from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, LearnerStats, Membership, SkillCheck
+from apps.progress.selectors.figures import ExerciseFigures, WithFigures, exercise_figures
 from apps.progress.selectors.streaks import streak_alive
 
 
@@ -225,34 +225,26 @@ def cohort_progress(*, cohort: Cohort, at: datetime | None = None) -> tuple[list
 
 
 @dataclass(frozen=True)
-class ExerciseStats:
+class ExerciseStats(WithFigures):
+    """One exercise's statistics: its figures (``selectors.figures``, as the overview's stuck
+    points), the most common wrong answers and the solves only through a unit note."""
+
     exercise_id: int
     number: str
     title: str
     kind: str
-    attempts: int
-    learners: int
-    solved: int
-    median_attempts: float | None
-    revealed: int
+    figures: ExerciseFigures
     wrong_answers: list[tuple[str, int]]
     # Learners whose solve came only through an answer accepted with a unit note (GiB labelled GB).
     solved_with_note: int = 0
 
-    @property
-    def solve_rate(self) -> float | None:
-        return self.solved / self.learners if self.learners else None
-
-    @property
-    def reveal_share(self) -> float | None:
-        return self.revealed / self.learners if self.learners else None
-
 
 def exercise_stats(*, viewer: User, cohort: Cohort, workbook: Workbook, top_wrong: int = 3) -> list[ExerciseStats]:
-    """Per exercise of a workbook, over the cohort's learners: graded attempts, learners who
-    tried, solve rate, median attempts to the first solve, the share who revealed instead of
-    solving, and the most common wrong answers (read as the grader read them) with counts.
-    A workbook the viewer may not read in this cohort (``workbooks_readable``) is a 404."""
+    """Per exercise of a workbook, over the cohort's learners: the figures every instructor page
+    shares (``figures.exercise_figures``: solved, revealed before solving, stuck, the median
+    attempts and time to solve), the most common wrong answers (read as the grader read them)
+    with counts, and the solves only through a unit note. A workbook the viewer may not read in
+    this cohort (``workbooks_readable``) is a 404."""
     workbook_readable(viewer=viewer, cohort=cohort, workbook=workbook)
     user_ids = list(Membership.objects.filter(cohort=cohort).values_list("user_id", flat=True))
     exercises = list(
@@ -260,12 +252,10 @@ def exercise_stats(*, viewer: User, cohort: Cohort, workbook: Workbook, top_wron
         .select_related("current_version")
         .order_by("chapter__number", "position")
     )
-    progress: dict[int, list[ExerciseProgress]] = defaultdict(list)
-    for p in ExerciseProgress.objects.filter(user_id__in=user_ids, workbook=workbook):
-        progress[p.exercise_id].append(p)
-    attempts = dict(
-        Attempt.objects.filter(
-            user_id__in=user_ids, exercise__workbook=workbook, status=AttemptStatus.GRADED, counted=True
+    figures = exercise_figures(user_ids=user_ids, exercise_ids=[e.pk for e in exercises])
+    with_note = dict(
+        ExerciseProgress.objects.filter(
+            user_id__in=user_ids, workbook=workbook, solved_at__isnull=False, solved_with_note=True
         )
         .values("exercise_id")
         .annotate(n=Count("id"))
@@ -285,27 +275,18 @@ def exercise_stats(*, viewer: User, cohort: Cohort, workbook: Workbook, top_wron
             if (attempt.details or {}).get("variant"):  # numbers of its own: label by relation to them
                 label = _relation(attempt, labels[attempt.exercise_id], versions) or label
             wrong[attempt.exercise_id][label] += 1
-    result = []
-    for e in exercises:
-        rows = progress.get(e.pk, [])
-        engaged = [p for p in rows if p.attempts or p.revealed_at or p.forfeited]
-        to_solve = [p.attempts_to_solve for p in rows if p.attempts_to_solve is not None]
-        result.append(
-            ExerciseStats(
-                exercise_id=e.pk,
-                number=e.number,
-                title=e.title,
-                kind=e.kind,
-                attempts=attempts.get(e.pk, 0),
-                learners=len(engaged),
-                solved=sum(1 for p in rows if p.first_solved_at is not None),
-                median_attempts=statistics.median(to_solve) if to_solve else None,
-                revealed=sum(1 for p in engaged if p.forfeited),
-                wrong_answers=wrong[e.pk].most_common(top_wrong),
-                solved_with_note=sum(1 for p in rows if p.solved and p.solved_with_note),
-            )
+    return [
+        ExerciseStats(
+            exercise_id=e.pk,
+            number=e.number,
+            title=e.title,
+            kind=e.kind,
+            figures=figures.get(e.pk) or ExerciseFigures(),
+            wrong_answers=wrong[e.pk].most_common(top_wrong),
+            solved_with_note=with_note.get(e.pk, 0),
         )
-    return result
+        for e in exercises
+    ]
 
 
 def _relation(attempt: Attempt, exercise: Exercise, versions: dict[int, ExerciseVersion]) -> str | None:

@@ -8,29 +8,28 @@ At risk, each with its reason (``Risk``):
   (from joining to the due day) says they should be, once a quarter of that time has gone;
 - ``overdue``: past a due day with the workbook incomplete.
 
-Stuck points, per exercise of the assigned workbooks, over the cohort's learners: reveals (the
-answer shown before a solve), learners stuck (tried, neither solved nor revealed), graded attempts
-per solve and the median time from a learner's first attempt to their first solve.
+Stuck points, per exercise of the assigned workbooks, over the cohort's learners: the figures of
+``selectors.figures`` (learners who solved, revealed before solving, or are stuck; the median
+attempts and time to solve), which the exercise statistics read too.
 
 A fixed number of queries whatever the cohort's size (``bench/overview.py`` measures 500 learners).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, DurationField, ExpressionWrapper, F, OuterRef, Q, Subquery, Sum
 from django.utils import timezone
 
-from apps.exercises.models import Attempt, Exercise
+from apps.exercises.models import Exercise
 from apps.exercises.selectors import Counts
-from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress
+from apps.progress.models import Cohort, CohortWorkbook
 from apps.progress.selectors.cohorts import LearnerRow, cohort_progress
+from apps.progress.selectors.figures import ExerciseFigures, WithFigures, exercise_figures
 
 IDLE_DAYS = 7
 # Behind pace: done < elapsed × PACE_SHARE, once elapsed >= PACE_FROM (fractions of the window).
@@ -77,46 +76,23 @@ class OverviewRow:
         return self.learner.username
 
 
-@dataclass
-class StuckPoint:
+@dataclass(frozen=True)
+class StuckPoint(WithFigures):
+    """An exercise of the assigned workbooks with its figures (``selectors.figures``)."""
+
     exercise_id: int
     workbook: str
     number: str
     title: str
     kind: str
-    learners: int = 0  # tried or revealed
-    solved: int = 0
-    reveals: int = 0  # revealed before ever solving
-    stuck: int = 0  # tried, neither solved nor revealed
-    attempts: int = 0  # graded attempts, all learners
-    minutes: list[float] = field(default_factory=list, repr=False)
-
-    @property
-    def attempts_per_solve(self) -> float | None:
-        return round(self.attempts / self.solved, 2) if self.solved else None
-
-    @property
-    def median_minutes_to_solve(self) -> float | None:
-        return round(statistics.median(self.minutes), 1) if self.minutes else None
-
-    @property
-    def time_to_solve(self) -> str:
-        """The median, in words: "12 min", "3.5 h", "2.1 days" ("" when nobody solved it)."""
-        minutes = self.median_minutes_to_solve
-        if minutes is None:
-            return ""
-        if minutes < 1:
-            return "< 1 min"
-        if minutes < 60:
-            return f"{minutes:.0f} min"
-        if minutes < 48 * 60:
-            return f"{minutes / 60:.1f} h"
-        return f"{minutes / 1440:.1f} days"
+    figures: ExerciseFigures
 
     @property
     def score(self) -> float:
-        """How stuck the cohort is here: learners who gave up or are stuck, then attempts per solve."""
-        return self.reveals + self.stuck + (self.attempts_per_solve or self.attempts) / 100
+        """How stuck the cohort is here: learners who revealed or are stuck, then the median
+        attempts to solve (all attempts when nobody solved it)."""
+        f = self.figures
+        return f.revealed + f.stuck + (f.median_attempts_to_solve or f.attempts) / 100
 
 
 @dataclass(frozen=True)
@@ -134,7 +110,7 @@ class CohortOverview:
 
 
 LEARNER_SORTS = ("risk", "learner", "mastery", "last_active", "last_solve", "streak", "overdue")
-STUCK_SORTS = ("stuck", "reveals", "attempts_per_solve", "time_to_solve", "solve_rate")
+STUCK_SORTS = ("stuck", "revealed", "attempts_to_solve", "time_to_solve", "solve_rate")
 
 
 def cohort_overview(
@@ -218,63 +194,28 @@ def _learner_key(sort: str) -> Any:
 def _stuck_key(sort: str) -> Any:
     keys: dict[str, Any] = {
         "stuck": lambda s: (-s.score, s.workbook, s.number),
-        "reveals": lambda s: (-s.reveals, -s.score, s.number),
-        "attempts_per_solve": lambda s: (-(s.attempts_per_solve or 0.0), -s.score, s.number),
+        "revealed": lambda s: (-s.revealed, -s.score, s.number),
+        "attempts_to_solve": lambda s: (-(s.median_attempts_to_solve or 0.0), -s.score, s.number),
         "time_to_solve": lambda s: (-(s.median_minutes_to_solve or 0.0), -s.score, s.number),
-        "solve_rate": lambda s: (s.solved / s.learners if s.learners else 1.0, -s.score, s.number),
+        "solve_rate": lambda s: (s.solve_rate if s.solve_rate is not None else 1.0, -s.score, s.number),
     }
     return keys.get(sort, keys["stuck"])
 
 
 def stuck_points(*, assigned: list[CohortWorkbook], user_ids: list[int]) -> list[StuckPoint]:
-    """Per exercise the cohort's learners engaged with, in the assigned workbooks: three queries,
-    the counts summed by the database, only the times to solve that are not zero fetched."""
-    workbook_ids = [a.workbook_id for a in assigned]
-    exercises = {
-        pk: StuckPoint(pk, slug, number, title, kind)
-        for pk, slug, number, title, kind in Exercise.objects.filter(
-            workbook_id__in=workbook_ids, is_active=True
-        ).values_list("pk", "workbook__slug", "number", "title", "kind")
-    }
-    if not user_ids or not exercises:
-        return []
-    engaged = ExerciseProgress.objects.filter(
-        Q(attempts__gt=0) | Q(revealed_at__isnull=False) | Q(forfeited=True),
-        user_id__in=user_ids,
-        workbook_id__in=workbook_ids,
-        exercise_id__in=list(exercises),
+    """Per exercise the cohort's learners engaged with, in the assigned workbooks, with its figures
+    (``figures.exercise_figures``, the one definition): three queries."""
+    exercises = list(
+        Exercise.objects.filter(workbook_id__in=[a.workbook_id for a in assigned], is_active=True).values_list(
+            "pk", "workbook__slug", "number", "title", "kind"
+        )
     )
-    solved = Q(first_solved_at__isnull=False)
-    first_try = solved & Q(attempts_to_solve=1)  # solved by the first attempt: no time to solve
-    counts = engaged.values("exercise_id").annotate(
-        n=Count("id"),
-        n_solved=Count("id", filter=solved),
-        n_reveals=Count("id", filter=Q(forfeited=True)),
-        n_stuck=Count("id", filter=Q(first_solved_at__isnull=True, revealed_at__isnull=True, forfeited=False)),
-        n_attempts=Sum("attempts"),
-        n_first_try=Count("id", filter=first_try),
-    )
-    seen: dict[int, StuckPoint] = {}
-    for row in counts:
-        point = seen[row["exercise_id"]] = exercises[row["exercise_id"]]
-        point.learners, point.solved, point.reveals = row["n"], row["n_solved"], row["n_reveals"]
-        point.stuck, point.attempts = row["n_stuck"], row["n_attempts"] or 0
-        point.minutes.extend([0.0] * row["n_first_try"])
-    first_attempt = (
-        Attempt.objects.filter(user_id=OuterRef("user_id"), exercise_id=OuterRef("exercise_id"))
-        .order_by("created_at")
-        .values("created_at")[:1]
-    )
-    took = (
-        engaged.filter(solved)
-        .exclude(first_try)
-        .annotate(took=ExpressionWrapper(F("first_solved_at") - Subquery(first_attempt), DurationField()))
-        .values_list("exercise_id", "took")
-    )
-    for exercise_id, spent in took:
-        if spent is not None and spent >= timedelta(0):
-            exercises[exercise_id].minutes.append(spent / timedelta(minutes=1))
-    return list(seen.values())
+    figures = exercise_figures(user_ids=user_ids, exercise_ids=[pk for pk, *_ in exercises])
+    return [
+        StuckPoint(pk, slug, number, title, kind, figures[pk])
+        for pk, slug, number, title, kind in exercises
+        if pk in figures
+    ]
 
 
 def risk_counts(overview: CohortOverview) -> dict[str, Any]:

@@ -76,11 +76,11 @@ def test_exercise_statistics_and_their_csv(cohort: Cohort) -> None:
     table = rows(
         client.get(f"/admin/progress/cohort/{cohort.pk}/exercises/?workbook=transformer-math&format=csv").content
     )
-    assert table[0][:4] == ["exercise", "title", "kind", "attempts"]
+    assert table[0][:4] == ["exercise", "title", "kind", "learners"]
     row = next(r for r in table[1:] if r[0] == first.number)
-    # attempts, learners, solved, solve rate, median attempts to solve, revealed share
-    assert row[3:9] == ["3", "2", "1", "0.500", "1", "0.000"]
-    assert row[9].endswith("×2")  # the same wrong answer, twice
+    # learners, solved, revealed, stuck, solve rate, revealed share, attempts, median attempts and minutes
+    assert row[3:12] == ["2", "1", "0", "1", "0.500", "0.000", "3", "1", "0"]
+    assert row[12].endswith("×2")  # the same wrong answer, twice
 
 
 def test_a_learners_attempt_history(cohort: Cohort) -> None:

@@ -167,7 +167,7 @@ WEB = [
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=csv"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=overview-csv"),
-    row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=stuck-csv&stuck_sort=reveals"),
+    row(ADMIN_A, "get", "/admin/progress/cohort/{a}/progress/?format=stuck-csv&stuck_sort=revealed"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/exercises/"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/exercises/?format=csv"),
     row(ADMIN_A, "get", "/admin/progress/cohort/{a}/learners/{learner}/"),

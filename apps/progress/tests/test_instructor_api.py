@@ -27,6 +27,7 @@ from apps.accounts.models import Role, User
 from apps.exercises import presentation
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus
 from apps.exercises.content import cache
+from apps.exercises.content.plain import tex_plain
 from apps.exercises.models import Attempt, Exercise, Workbook
 from apps.exercises.tests.answers import correct_payload, wrong_payload
 from apps.learning import services as learning_services
@@ -243,7 +244,8 @@ def test_the_csv_files_are_the_ones_the_admin_downloads(cohort: tuple[Cohort, Us
     assert progress[0][:3] == ["learner", "transformer-math solved", "scaling-book solved"]
     assert progress[1][:2] == ["ada", "2"]
     stats = {r[0]: r for r in rows(client.get(pairs[1][0]).content)[1:]}
-    assert stats[first("numeric").number][3:6] == ["2", "1", "1"]  # attempts, learners, solved
+    numeric = stats[first("numeric").number]
+    assert (numeric[3], numeric[4], numeric[9]) == ("1", "1", "2")  # learners, solved, attempts
 
 
 def test_the_attempts_csv_has_the_answers_as_the_history_renders_them(cohort: tuple[Cohort, User, User]) -> None:
@@ -264,7 +266,9 @@ def test_the_attempts_csv_has_the_answers_as_the_history_renders_them(cohort: tu
     history = {a["exercise"]: a for a in client.get(attempts_url(c, learner)).json()["results"]}
     assert [r[2] for r in table[1:]] == [numeric.number, order.number]  # newest first
     by_number = {r[2]: r for r in table[1:]}
-    assert by_number[order.number][9] == history[order.number]["answer"]["text"]
+    # The steps as the history shows them, their TeX as plain text ("$W_O$" → "W_O").
+    assert by_number[order.number][9] == tex_plain(history[order.number]["answer"]["text"])
+    assert "$" in history[order.number]["answer"]["text"] and "$" not in by_number[order.number][9]
     assert by_number[numeric.number][9] == "'" + negative["answer"]  # a formula to a spreadsheet: quoted
 
 

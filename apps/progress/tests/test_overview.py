@@ -103,16 +103,18 @@ def test_stuck_points_count_reveals_stuck_learners_attempts_and_time(world: Worl
     points = {p.number: p for p in world.overview(stuck_limit=None).stuck_points}
     first, second, third = (points[e.number] for e in world.exercises[:3])
     # alice: a miss then a solve half an hour later; bob: solved first time.
-    assert (first.learners, first.solved, first.attempts, first.attempts_per_solve) == (2, 2, 3, 1.5)
+    assert (first.learners, first.solved, first.attempts, first.median_attempts_to_solve) == (2, 2, 3, 1.5)
     assert first.median_minutes_to_solve == 15.0  # 30 min (alice) and 0 (bob)
     # bob missed it and stopped: stuck; alice solved it.
-    assert (second.solved, second.stuck, second.reveals) == (1, 1, 0)
-    # dave missed twice and revealed: a reveal, not stuck; alice solved it first time.
-    assert (third.learners, third.solved, third.reveals, third.stuck, third.attempts_per_solve) == (2, 1, 1, 0, 3.0)
-    by_reveals = world.overview(stuck_sort="reveals").stuck_points
-    assert by_reveals[0].number == third.number
-    by_attempts = world.overview(stuck_sort="attempts_per_solve").stuck_points
-    assert [p.number for p in by_attempts[:3]] == [third.number, second.number, first.number]  # 3, 2, 1.5
+    assert (second.solved, second.stuck, second.revealed) == (1, 1, 0)
+    # dave missed twice and revealed: revealed, not stuck, and not in the attempts to solve (alice's 1).
+    assert (third.learners, third.solved, third.revealed, third.stuck, third.median_attempts_to_solve) == (
+        2, 1, 1, 0, 1.0,
+    )  # fmt: skip
+    by_revealed = world.overview(stuck_sort="revealed").stuck_points
+    assert by_revealed[0].number == third.number
+    by_attempts = world.overview(stuck_sort="attempts_to_solve").stuck_points
+    assert by_attempts[0].number == first.number  # 1.5; every other exercise 1
     by_time = world.overview(stuck_sort="time_to_solve").stuck_points
     assert by_time[0].number == first.number and by_time[0].time_to_solve == "15 min"
     assert len(world.overview(stuck_limit=2).stuck_points) == 2
@@ -144,7 +146,7 @@ def test_the_api_resource_and_csv_files(world: World, clock: Clock) -> None:
     assert alice["mastery"] == pytest.approx(alice["solved"] / alice["total"]) and alice["risks"] == []
     assert alice["workbooks"][0]["workbook"] == "transformer-math" and alice["last_solve_day"] == "2026-06-05"
     assert len(body["stuck_points"]) == 3 and set(body["stuck_points"][0]) >= {
-        "reveals", "stuck", "attempts_per_solve", "median_minutes_to_solve",
+        "revealed", "stuck", "median_attempts_to_solve", "median_minutes_to_solve",
     }  # fmt: skip
     ordered = api.get(f"/api/v1/cohorts/{world.cohort.pk}/overview/?sort=learner&desc=true").json()
     assert [r["username"] for r in ordered["learners"]] == ["dave", "carol", "bob", "alice"]
@@ -160,7 +162,7 @@ def test_the_api_resource_and_csv_files(world: World, clock: Clock) -> None:
     by_name = {r[0]: r for r in table[1:]}
     assert by_name["carol"][-2] == "yes" and "no solve since joining 5 days ago" in by_name["carol"][-1]
     assert by_name["alice"][-2:] == ["no", ""]
-    stuck_csv = api.get(f"/api/v1/cohorts/{world.cohort.pk}/stuck-points.csv?stuck_sort=reveals")
+    stuck_csv = api.get(f"/api/v1/cohorts/{world.cohort.pk}/stuck-points.csv?stuck_sort=revealed")
     stuck = list(csv.reader(io.StringIO(stuck_csv.content.decode())))
     engaged = len(world.overview(stuck_limit=None).stuck_points)  # alice's solves, more than the page's 10
     assert stuck[0][:3] == ["workbook", "exercise", "title"] and len(stuck) == 1 + engaged > 11
@@ -175,7 +177,7 @@ def test_the_admin_page_sorts_filters_and_downloads(world: World, clock: Clock) 
     page = client.get(url + "?idle_days=3").content.decode()
     assert 'id="risk-summary"' in page and "3 at risk" in page and "no solve since joining 5 days ago" in page
     assert 'id="stuck-table"' in page and world.exercises[2].title in page
-    assert "sort=mastery" in page and "stuck_sort=reveals" in page  # sortable headings
+    assert "sort=mastery" in page and "stuck_sort=revealed" in page  # sortable headings
     only = client.get(url + "?idle_days=3&at_risk=1").content.decode()
     assert 'data-learner="carol"' in only and 'data-learner="alice"' not in only
     # A hand-edited bad value shows the defaults, not an error.
