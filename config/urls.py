@@ -18,6 +18,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("auth/tokens/", account_apis.TokensApi.as_view(), name="auth-tokens"),
     path("me/", account_apis.MeApi.as_view(), name="me"),
     path("", include("apps.learning.urls")),
+    path("", include("apps.precheck.urls")),
     path("", include("apps.progress.urls")),
 ]
 

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.exercises",
     "apps.progress",
     "apps.sandbox",
+    "apps.precheck",
     "apps.learning",
     "lti_tool",  # django-lti: platform registrations, deployments, the tool's keys (its admin)
     "apps.lti",
@@ -97,6 +98,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.learning.context_processors.navigation",
             ],
         },
     },
@@ -167,6 +169,7 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ROUTES = {
     "learning.grade_code_attempt": {"queue": Queue.SANDBOX.value},
     "sandbox.reap_containers": {"queue": Queue.SANDBOX.value},
+    "precheck.run": {"queue": Queue.SANDBOX.value},
 }
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # a worker killed mid-run: the message is redelivered
 CELERY_BEAT_SCHEDULE = {
@@ -282,6 +285,8 @@ REST_FRAMEWORK: dict[str, Any] = {
         "attempts": env.str("THROTTLE_ATTEMPTS", default="30/min"),
         "auth": env.str("THROTTLE_AUTH", default="20/min"),
         "preview": env.str("THROTTLE_PREVIEW", default="240/min"),
+        # Prechecks run code in the sandbox but count nothing: a budget of their own, apart from submissions.
+        "precheck": env.str("THROTTLE_PRECHECK", default="20/min"),
         # Join codes are 31^8; a low rate keeps guessing them hopeless.
         "join": env.str("THROTTLE_JOIN", default="10/min"),
         # Password reset requests (web form): per client, answered with a 429; per email address,
@@ -347,6 +352,8 @@ SPECTACULAR_SETTINGS = {
         "VerdictEnum": "apps.exercises.models.Verdict",
         "ExerciseKindEnum": "apps.exercises.models.ExerciseKind",
         "AnswerFormatEnum": "apps.exercises.models.AnswerFormat",
+        "PrecheckStatusEnum": "apps.precheck.records.PrecheckStatus",
+        "StatusEnum": "apps.exercises.choices.AttemptStatus",  # its name before prechecks had a status too
     },
 }
 
