@@ -29,9 +29,10 @@ from apps.sandbox.tests.worker import ROOT, WORKER_NAME, WorkerProcess, start_wo
 # The long tests, each group on one pytest-xdist worker (`--dist loadgroup`; `pytestmark` in their
 # modules names the group) and handed out first, in this order, so that they overlap the rest of
 # the suite instead of ending it: the compose stack (image builds), the fault drills (a private
-# stack), the contract fuzzing, the generated client and the XSS corpus. `make test` passes --no-loadscope-reorder
+# stack), the contract fuzzing, the generated client, the XSS corpus and the hidden-tests proof (a
+# lookup submitted for every code exercise). `make test` passes --no-loadscope-reorder
 # so that xdist keeps this order rather than putting the biggest groups first.
-LONG_GROUPS = ("stack", "drills", "contract", "client", "xss")
+LONG_GROUPS = ("stack", "drills", "contract", "client", "xss", "hidden")
 _STARTED = time.time()
 
 

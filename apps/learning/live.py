@@ -2,7 +2,9 @@
 
 The worker judges each test as its result arrives (``verdict.decide``, the same comparison as the
 final verdict) and keeps the list in the cache, where the attempt's API reads it while the attempt
-is running. Writes are spaced ``WRITE_EVERY_S`` apart and the first waits that long: a run that
+is running. What it keeps is what the learner may see (``verdict.learner_rows``): each test's
+label ("Example 1", "Hidden test 4 of 9"), whether it passed and why not, never a hidden test's id,
+call, inputs or values. Writes are spaced ``WRITE_EVERY_S`` apart and the first waits that long: a run that
 ends sooner (most do) writes nothing here, and its final verdict says it all.
 """
 
@@ -16,7 +18,7 @@ from typing import Any
 from django.core.cache import cache
 from redis.exceptions import RedisError
 
-from apps.sandbox.verdict import Case, decide
+from apps.sandbox.verdict import Case, decide, labels_of, learner_rows
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ class Recorder:
     def __init__(self, attempt_id: int, cases: Sequence[Case], entry: str) -> None:
         self.attempt_id, self.entry = attempt_id, entry
         self.cases = {c.id: c for c in cases}
+        self.labels = dict(zip(self.cases, labels_of([{"example": c.example} for c in cases]), strict=True))
         self.tests: list[dict[str, Any]] = []
         self.last_write = time.monotonic()
 
@@ -42,7 +45,8 @@ class Recorder:
         if case is None:
             return
         checked = decide([item], [case], self.entry)[0]
-        self.tests.append({"id": checked.id, "passed": checked.passed, "message": checked.message})
+        row = learner_rows([checked.__dict__])[0]
+        self.tests.append({"label": self.labels[case.id], "passed": row["passed"], "message": row["message"]})
         if time.monotonic() - self.last_write >= WRITE_EVERY_S:
             self.last_write = time.monotonic()
             try:

@@ -11,6 +11,14 @@ A *probe* case (``Case.probe``) reports facts about the learner's function (``{"
 ...}``, from the exercise's ``checks.py``) rather than its value. It passes when every expected
 fact is reported and equal; extra facts are ignored. When it fails, its message is the case's
 ``requirement`` in plain words, followed by the checker's own ``note`` on what it found.
+
+What a learner sees is ``learner_view`` of the stored verdict: an *example* case (``Case.example``)
+with its call, expected value and what came back; every other case is a *hidden test*, shown only
+as "hidden test k of n" and the failure's category (``CaseResult.category``: a wrong value, a
+wrong shape or type, an exception with the learner's own traceback, a probe's requirement). Its
+call, inputs, expected value and result stay in the stored verdict, for instructors. Messages are
+written so that none ever holds an expected value, a call or a result: the category's words, the
+learner's own exception, or a probe's requirement.
 """
 
 from __future__ import annotations
@@ -42,6 +50,9 @@ class Case:
     atol: float = 1e-9
     probe: str = ""  # a checker in checks.py: the case reports facts about the function, not its value
     requirement: str = ""  # a probe's failure message: what the prompt asks, in plain words
+    example: bool = False  # shown to learners (call and expected value) and run by the precheck
+    precheck: bool = False  # a structural probe the precheck runs too
+    random: bool = False  # inputs drawn for this attempt; expected from the reference solution run on them
 
     def inputs(self) -> dict[str, Any]:
         """What of this case enters the container: its id, arguments and probe, never ``expected``."""
@@ -50,8 +61,13 @@ class Case:
         return {"id": self.id, "args": self.args, "kwargs": self.kwargs}
 
     def call(self, entry: str) -> str:
-        parts = [_short(a, 80) for a in self.args] + [f"{k}={_short(v, 80)}" for k, v in self.kwargs.items()]
+        args, kwargs = _readable(self.args), _readable(self.kwargs)
+        parts = [_short(a, 80) for a in args] + [f"{k}={_short(v, 80)}" for k, v in kwargs.items()]
         return clean(f"{entry}({', '.join(parts)})", VALUE_CAP)
+
+
+# Why a case failed, in what a learner may read of a hidden test (``learner_view``).
+Category = Literal["", "wrong_value", "wrong_shape", "raised", "unreadable", "probe", "missing"]
 
 
 @dataclass(frozen=True)
@@ -59,9 +75,11 @@ class CaseResult:
     id: str
     passed: bool
     call: str
-    message: str = ""
+    message: str = ""  # never the expected value, the call or the result (see the module)
     expected: str = ""
     got: str = ""
+    example: bool = False
+    category: Category = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +104,61 @@ class Verdict:
             "passed_count": sum(c.passed for c in self.cases),
             "total": len(self.cases),
         }
+
+
+# What of a stored verdict only instructors read: the random inputs drawn for it, and their seed.
+INSTRUCTOR_ONLY = ("draw",)
+
+
+def labels_of(tests: Sequence[dict[str, Any]]) -> list[str]:
+    """Each test's label, "Example i" or "Hidden test k of n": k counts hidden tests in the exercise's
+    order, so the same k is the same test on every attempt. A stored test without ``example`` (a
+    verdict from before examples existed) is hidden."""
+    hidden_total = sum(1 for t in tests if not t.get("example"))
+    labels, examples, hidden = [], 0, 0
+    for t in tests:
+        if t.get("example"):
+            examples += 1
+            labels.append(f"Example {examples}")
+        else:
+            hidden += 1
+            labels.append(f"Hidden test {hidden} of {hidden_total}")
+    return labels
+
+
+def learner_rows(tests: Sequence[Any]) -> list[dict[str, Any]]:
+    """A run's tests as the learner may see them, failing first (otherwise in the tests' order).
+
+    An example keeps its call, expected value and result. A hidden test is its label, whether it
+    passed, its category and the category's message, which never holds a call, an input, an
+    expected value or a result (see the module).
+    """
+    full = [t for t in tests if isinstance(t, dict)]
+    rows: list[dict[str, Any]] = []
+    for label, t in zip(labels_of(full), full, strict=True):
+        passed = bool(t.get("passed"))
+        row: dict[str, Any] = {"label": label, "example": bool(t.get("example")), "passed": passed}
+        row["category"] = "" if passed else str(t.get("category") or "failed")
+        row["message"] = "" if passed else clean(t.get("message", ""), 2000)
+        if row["example"]:
+            row |= {k: clean(t.get(k, ""), VALUE_CAP) for k in ("call", "expected", "got")}
+        rows.append(row)
+    return sorted(rows, key=lambda r: r["passed"])  # stable: failing first
+
+
+def learner_view(details: dict[str, Any]) -> dict[str, Any]:
+    """A code attempt's stored details as its learner may see them (``learner_rows``)."""
+    shown = {k: v for k, v in details.items() if k not in INSTRUCTOR_ONLY}
+    if isinstance(details.get("tests"), list):
+        shown["tests"] = learner_rows(details["tests"])
+    return shown
+
+
+def instructor_rows(tests: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every test in full (id, call, expected, result), labelled as its learner saw it, failing first."""
+    full = [t for t in tests if isinstance(t, dict)]
+    rows = [{**t, "label": f"{label} · {t.get('id', '')}"} for label, t in zip(labels_of(full), full, strict=True)]
+    return sorted(rows, key=lambda r: bool(r.get("passed")))
 
 
 def clean(text: object, cap: int = TEXT_CAP) -> str:
@@ -159,44 +232,73 @@ def decide(results: list[Any], cases: Sequence[Case], entry: str) -> list[CaseRe
     for case in cases:
         reported = by_id.get(case.id, [])
         call = case.call(entry)
+        ex = case.example
         if len(reported) != 1:
             why = "did not run" if not reported else "was reported more than once"
-            out.append(CaseResult(case.id, False, call, f"This test {why}."))
+            out.append(CaseResult(case.id, False, call, f"This test {why}.", example=ex, category="missing"))
             continue
         r = reported[0]
         if case.probe:
             out.append(_probe_result(case, call, r))
             continue
         if r.get("ok") is not True:
-            out.append(CaseResult(case.id, False, call, clean(f"Raised {r.get('error', 'an error')}", 2000)))
+            raised = clean(f"Raised {r.get('error', 'an error')}", 2000)
+            out.append(CaseResult(case.id, False, call, raised, example=ex, category="raised"))
             continue
         try:
             got = decode(r.get("value"))
         except (ValueError, TypeError) as exc:
-            out.append(CaseResult(case.id, False, call, clean(f"The returned value could not be read: {exc}", 500)))
+            unreadable = clean(f"The returned value could not be read: {exc}", 500)
+            out.append(CaseResult(case.id, False, call, unreadable, example=ex, category="unreadable"))
             continue
         expected, shown_got = _short(case.expected), _short(got)
         if equal(got, case.expected, case.rtol, case.atol):
-            out.append(CaseResult(case.id, True, call, "", expected, shown_got))
+            out.append(CaseResult(case.id, True, call, "", expected, shown_got, example=ex))
+        elif shape_of(got) == shape_of(case.expected):
+            out.append(CaseResult(case.id, False, call, "Wrong value.", expected, shown_got, ex, "wrong_value"))
         else:
-            out.append(CaseResult(case.id, False, call, "Wrong value.", expected, shown_got))
+            message = "Wrong shape or type."
+            out.append(CaseResult(case.id, False, call, message, expected, shown_got, ex, "wrong_shape"))
     return out
+
+
+def shape_of(value: Any) -> Any:
+    """A value's structure without its numbers: what "wrong shape or type" compares.
+
+    Numbers (of any precision) are one kind, numeric arrays and nested lists of numbers are their
+    shape, dicts their keys' structures (a dict whose keys differ is a wrong value: keys are data,
+    as in a count of pairs), other values their type.
+    """
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, (list, np.ndarray)):
+        if _is_numeric_array(value):
+            return ("array", tuple(np.asarray(value).shape))
+        if isinstance(value, np.ndarray):
+            return ("array", str(value.dtype))
+        return ("list", tuple(shape_of(v) for v in value))
+    if isinstance(value, dict):
+        return "dict"
+    return type(value).__name__
 
 
 def _probe_result(case: Case, call: str, reported: dict[str, Any]) -> CaseResult:
     """A probe's facts against the expected ones. Only the facts asked for are shown back."""
     expected = case.expected if isinstance(case.expected, dict) else {}
     shown_expected = _short(expected)
+    ex = case.example
     if reported.get("ok") is not True:
         why = f"{case.requirement} The check could not run: {reported.get('error', 'an error')}"
-        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected)
+        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected, example=ex, category="probe")
     try:
         facts = decode(reported.get("value"))
     except (ValueError, TypeError):
         facts = None
     if not isinstance(facts, dict):
         why = f"{case.requirement} The check reported nothing."
-        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected)
+        return CaseResult(case.id, False, call, clean(why, 2000), shown_expected, example=ex, category="probe")
     missing = object()
     got = {k: facts.get(k, missing) for k in expected}
     passed = bool(expected) and all(
@@ -204,10 +306,10 @@ def _probe_result(case: Case, call: str, reported: dict[str, Any]) -> CaseResult
     )
     shown_got = _short({k: v for k, v in got.items() if v is not missing})
     if passed:
-        return CaseResult(case.id, True, call, "", shown_expected, shown_got)
+        return CaseResult(case.id, True, call, "", shown_expected, shown_got, example=ex)
     note = facts.get("note")
     message = case.requirement + (f" Found: {note}" if isinstance(note, str) and note else "")
-    return CaseResult(case.id, False, call, clean(message, 2000), shown_expected, shown_got)
+    return CaseResult(case.id, False, call, clean(message, 2000), shown_expected, shown_got, ex, "probe")
 
 
 def decode(value: Any) -> Any:
@@ -267,6 +369,14 @@ def equal(got: Any, expected: Any, rtol: float, atol: float) -> bool:
     if isinstance(expected, dict) and isinstance(got, dict):
         return got.keys() == expected.keys() and all(equal(got[k], expected[k], rtol, atol) for k in expected)
     return bool(type(got) is type(expected) and got == expected)
+
+
+def _readable(value: Any) -> Any:
+    """Inputs with their ``.npy`` arrays loaded, to be shown (a drawn array is not base64 to a reader)."""
+    try:
+        return decode(value)
+    except (ValueError, TypeError):
+        return value
 
 
 def _short(value: Any, cap: int = VALUE_CAP) -> str:

@@ -109,7 +109,8 @@ class Expected:
     runs: int = 0  # reference solutions run
 
     def fill(self, raw: dict[str, Any], code: dict[str, Any], cases: list[dict[str, Any]]) -> None:
-        missing = [c for c in cases if "expected" not in c and not c.get("probe")]
+        # A random case's expected value is computed per attempt, on the inputs drawn for it.
+        missing = [c for c in cases if "expected" not in c and not c.get("probe") and "random" not in c]
         if not missing:
             return
         previous = self.known.get(str(raw.get("id")))
@@ -131,7 +132,7 @@ class Expected:
             )
         job = Job(
             str(code.get("entry")),
-            [{"args": [], "kwargs": {}, **c} for c in cases if not c.get("probe")],
+            [{"args": [], "kwargs": {}, **c} for c in cases if not c.get("probe") and "random" not in c],
             {"submission.py": code["solution"]},
             env={str(k): str(v) for k, v in (code.get("env") or {}).items()},
         )

@@ -13,6 +13,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from apps.exercises import draws
 from apps.exercises.choices import AnswerFormat, ExerciseKind
 from apps.exercises.grading.formula import RESERVED_NAMES
 from apps.sandbox.runner import EXTRA_ENV_ALLOWED
@@ -209,6 +210,32 @@ class CodeCase(Strict):
         default=None, description="a checker in checks.py: the case reports facts about the function, not its value"
     )
     requirement: str = Field(default="", description="a probe's failure message: what the prompt asks, in plain words")
+    example: bool = Field(
+        default=False,
+        description="an example: shown to learners with its call and expected value, and run by the precheck; "
+        "every other case is a hidden test whose inputs and expected value never leave the worker",
+    )
+    precheck: bool = Field(
+        default=False, description="a cheap structural probe (signature, shape, dtype, jit) the precheck also runs"
+    )
+    random: dict[str, Any] | None = Field(
+        default=None,
+        description="a hidden test whose inputs are drawn afresh for each attempt (apps/exercises/draws.py): "
+        "`args`/`kwargs` generators and `dims`; its expected value comes from the reference solution, run on them",
+    )
+
+    @model_validator(mode="after")
+    def _random(self) -> Self:
+        if self.random is None:
+            return self
+        if self.args or self.kwargs or self.expected is not None:
+            raise ValueError(f"random case {self.id!r} draws its inputs: no args, kwargs or expected")
+        if self.example or self.probe or self.precheck:
+            raise ValueError(f"random case {self.id!r} is a hidden test: not an example, probe or precheck")
+        found = draws.problems(self.random, f"case {self.id} random")
+        if found:
+            raise ValueError("; ".join(found))
+        return self
 
 
 class CodeLimits(Strict):
@@ -331,7 +358,8 @@ class ExerciseSpec(Strict):
     kind: ExerciseKind
     format: AnswerFormat
     prompt: str
-    # Shown once solved or revealed. A choice may leave it out: its options' feedback explains.
+    # Shown once solved or revealed. The schema lets a choice leave it out, so versions stored before
+    # check_content required one still load; check_content fails on any exercise without one.
     explanation: str = ""
     givens: dict[str, Scalar] = {}
     derived: dict[str, str] = {}

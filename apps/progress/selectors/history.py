@@ -14,6 +14,7 @@ once per (version, numbers) by the content cache.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,7 @@ from apps.exercises.formats import AnswerShown
 from apps.exercises.models import Attempt, Exercise
 from apps.progress.models import Cohort, ExerciseProgress
 from apps.progress.selectors.cohorts import answer_shown, member_get, resolved_for, workbooks_readable
+from apps.sandbox.verdict import instructor_rows
 
 _LEXER = PythonLexer()
 _FORMATTER_OPTIONS: dict[str, Any] = {"cssclass": "highlight", "wrapcode": True}
@@ -209,6 +211,12 @@ def history_attempt(a: Attempt) -> HistoryAttempt:
     understood = str(parsed.get("understood") or "")
     reading = understood if understood and understood != shown.text.strip() else ""
     run = details if a.part == AttemptPart.CODE and ("tests" in details or "traceback" in details) else None
+    if run is not None and isinstance(run.get("tests"), list):
+        # Every test in full (a hidden test's call, expected value and result too), failing first,
+        # and the inputs drawn for its random tests with their seed (to draw them again).
+        run = {**run, "tests": instructor_rows(run["tests"])}
+        if isinstance(run.get("draw"), dict):
+            run["draw_text"] = json.dumps(run["draw"].get("inputs", {}), indent=1)
     return HistoryAttempt(
         attempt=a,
         answer=shown,

@@ -438,3 +438,29 @@ def test_an_old_attempt_keeps_its_own_numbers(cohort: Cohort) -> None:
     rows = group(history_page(cohort, ada), e)
     assert "numbers of round 2" in rows and "numbers of round 1" in rows
     assert rows.index("round 2") < rows.index("round 1")
+
+
+def test_the_instructor_reads_every_hidden_test_and_the_draw_the_learner_never_sees(cohort: Cohort) -> None:
+    ada = learner()
+    e = exercise("transformer-math", "0.5")
+    attempt = code_attempt(ada, e, "def param_count(d, n_layers, vocab_size):\n    return 0\n", passed=[False, False])
+    hidden = {"id": "random_shapes", "passed": False, "call": "param_count(7356, 58, 14278)",
+              "message": "Wrong value.", "expected": "37614853560", "got": "0", "example": False,
+              "category": "wrong_value", "random": True}  # fmt: skip
+    shown = {**attempt.details["tests"][0], "example": True, "category": "wrong_value", "message": "Wrong value."}
+    attempt.details |= {
+        "tests": [shown, hidden],
+        "draw": {"seed": 424242, "inputs": {"random_shapes": {"args": [7356, 58, 14278], "kwargs": {}}}},
+    }
+    attempt.save(update_fields=["details"])
+    rows = group(history_page(cohort, ada), e)
+    assert "Hidden test 1 of 1 · random_shapes" in rows and "param_count(7356, 58, 14278)" in rows
+    assert "37614853560" in rows
+    assert "424242" in rows and "14278" in rows.split("424242")[1]
+    # The learner's own view of the same attempt: the example in full, the hidden test as its label and why.
+    body = client_for(ada).get(f"/api/v1/attempts/{attempt.pk}/").json()
+    assert "draw" not in body["details"] and "424242" not in str(body)
+    assert body["details"]["tests"][1] == {
+        "label": "Hidden test 1 of 1", "example": False, "passed": False, "category": "wrong_value", "message": "Wrong value."
+    }  # fmt: skip
+    assert "37614853560" not in str(body) and "14278" not in str(body)

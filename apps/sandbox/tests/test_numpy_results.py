@@ -35,7 +35,7 @@ def count_pairs(sequences):
 def test_a_correct_answer_keyed_by_numpy_ints_passes_and_a_wrong_one_still_fails(sandbox: Sandbox) -> None:
     right = sandbox.code("0.6", COUNT_PAIRS_WITH_NUMPY, workbook="lm-from-scratch")
     assert (right.status, right.verdict) == (AttemptStatus.GRADED, Verdict.CORRECT), right.details
-    assert right.details["passed_count"] == right.details["total"] == 7
+    assert right.details["passed_count"] == right.details["total"] == 8
 
     # The same encoding, with pairs spanning two sequences: still wrong, and still caught.
     spanning = COUNT_PAIRS_WITH_NUMPY.replace("for seq in sequences:", "for seq in [sum(sequences, [])]:")
