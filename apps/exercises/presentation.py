@@ -21,7 +21,7 @@ from apps.exercises.formats.order import step_ids
 from apps.exercises.formats.parts import part_labels
 from apps.exercises.formats.table import cell_id, table_labels
 from apps.exercises.grading.numeric import NumericTarget
-from apps.exercises.models import ExerciseVersion
+from apps.exercises.models import Attempt, ExerciseVersion
 
 # Helpers that moved to their formats, still importable from here.
 __all__ = [
@@ -58,16 +58,31 @@ def hints(version: ExerciseVersion, used: int, variant: Variant | None = None) -
 
 
 def solution(
-    version: ExerciseVersion, *, answer_visible: bool, variant: Variant | None = None
+    version: ExerciseVersion,
+    *,
+    answer_visible: bool,
+    variant: Variant | None = None,
+    user_id: int | None = None,
+    last: Attempt | None = None,
 ) -> dict[str, Any] | None:
-    """Answers and derivation — only once the learner solved or revealed the exercise."""
+    """Answers and derivation — only once the learner solved or revealed the exercise.
+
+    With ``user_id``, beside the learner's own latest answer on these numbers (``last`` if the
+    caller has it, else read): their choice, order, lines or cells next to the correct ones.
+    """
     if not answer_visible:
         return None
     r = cache.resolved(version, variant)
     spec = r.spec
     html = cache.rendered(version, variant)
+    fmt = formats.get(spec.format)
     out: dict[str, Any] = {"format": spec.format, "explanation_html": html.explanation_html}
-    out.update(formats.get(spec.format).solution(version, r, html))
+    out.update(fmt.solution(version, r, html))
+    if fmt.shows_beside:
+        if last is None and user_id is not None:
+            rnd = variant.round if variant is not None else 0
+            last = selectors.last_answer(user_id=user_id, version=version, round=rnd)
+        out.update(fmt.beside(version, r, html, user_id=user_id, last=last))
     return out
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from apps.exercises.content.resolve import ResolvedExercise
     from apps.exercises.content.schema import ExerciseSpec
     from apps.exercises.grading.numeric import NumericTarget
+    from apps.exercises.grading.symbolic import SymbolicTarget
     from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 
 
@@ -145,11 +146,24 @@ class OptionOut(serializers.Serializer[Any]):
     html = serializers.CharField()
 
 
+class CodeExampleOut(serializers.Serializer[Any]):
+    call = serializers.CharField(help_text="The call in full, its values as JSON: `f(1, [2, 3], k=4)`.")
+    returns_text = serializers.CharField(help_text="What the call must return, as JSON text.")
+    args = serializers.ListField(child=serializers.JSONField())
+    kwargs = serializers.DictField(child=serializers.JSONField())
+    returns = serializers.JSONField(help_text="What the call must return (numbers within the test's tolerance).")
+
+
 class CodeFixOut(serializers.Serializer[Any]):
     language = serializers.CharField()
     entry = serializers.CharField()
     starter = serializers.CharField()
     sandbox_available = serializers.BooleanField(help_text="False: code cannot be graded right now.")
+    examples = CodeExampleOut(
+        many=True,
+        help_text="Examples from the problem statement, each call with its expected value. The other tests "
+        "are hidden: a result shows only whether each passed and why not.",
+    )
 
 
 # ---- the protocol -------------------------------------------------------------------------------
@@ -171,7 +185,8 @@ class Format:
     required: ClassVar[tuple[str, ...]]
     optional: ClassVar[frozenset[str]] = frozenset()
     kinds: ClassVar[frozenset[str]]
-    # A choice may leave out the explanation: its options' feedback explains.
+    # Whether the schema refuses an exercise without an explanation. False lets stored versions that
+    # have none still load; check_content requires one of every exercise all the same.
     explanation_required: ClassVar[bool] = True
     # Whether every given must appear in the prompt (a table shows its givens in the grid).
     givens_in_prompt: ClassVar[bool] = True
@@ -226,6 +241,32 @@ class Format:
         """The answers (besides ``format`` and ``explanation_html``), for a learner who may see them."""
         return {}
 
+    # Whether the solution shows the learner's own last answer beside the correct one (``beside``):
+    # the page then reads it, in one query.
+    shows_beside: ClassVar[bool] = False
+    # Whether a learner can precheck an answer (run the examples, ungraded): code the sandbox runs.
+    prechecks: ClassVar[bool] = False
+
+    @property
+    def beside_template(self) -> str:
+        """The solution-beside-yours template (``templates/exercises/beside/<name>.html``), or ""."""
+        return f"exercises/beside/{self.name}.html" if self.shows_beside else ""
+
+    def beside(
+        self,
+        version: ExerciseVersion,
+        r: ResolvedExercise,
+        html: Rendered,
+        *,
+        user_id: int | None,
+        last: Attempt | None,
+    ) -> dict[str, Any]:
+        """What the solution adds beside the learner's own answer, for a learner who may see it:
+        ``last`` is their latest graded answer on these numbers (None: they gave up before
+        answering), ``user_id`` whose page it is (the order they saw things in). Keys it returns
+        replace the solution's."""
+        return {}
+
     def field_labels(self, spec: ExerciseSpec) -> dict[str, str]:
         """Labels of the separately graded fields (table cells, parts), by field id."""
         return {}
@@ -233,6 +274,11 @@ class Format:
     def preview_targets(self, r: ResolvedExercise) -> dict[str, NumericTarget]:
         """The fields whose reading the preview shows ("512 MiB = 536,870,912 bytes"), by field id
         ("" for a lone answer). Only numbers with units have one."""
+        return {}
+
+    def preview_expressions(self, r: ResolvedExercise) -> dict[str, SymbolicTarget]:
+        """The fields holding an expression, by field id: the preview shows how it reads
+        ("2*B*D*F/(B*D + B*F + D*F)"), as it shows a number's reading."""
         return {}
 
     # ---- content ----

@@ -28,6 +28,8 @@ from apps.exercises.grading.base import GradeResult
 from apps.exercises.grading.structured import grade_choice
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from django.http import QueryDict
 
     from apps.exercises.content.cache import Rendered
@@ -51,12 +53,34 @@ class ChoiceWidget(WidgetOut):
 
 class OptionSolutionOut(serializers.Serializer[Any]):
     id = serializers.CharField()
+    html = serializers.CharField(help_text="The option's text, as the widget shows it.")
     correct = serializers.BooleanField()
-    feedback_html = serializers.CharField()
+    feedback_html = serializers.CharField(help_text="Why this option is right or wrong.")
 
 
 class ChoiceSolution(SolutionOut):
-    options = OptionSolutionOut(many=True)
+    options = OptionSolutionOut(many=True, help_text="In the order the learner saw them.")
+    yours = serializers.ListField(
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text="The option ids of the learner's latest answer on these numbers; null: none (revealed first).",
+    )
+
+
+def _solution_options(
+    version: ExerciseVersion, r: ResolvedExercise, html: Rendered, order: Iterable[int]
+) -> list[dict[str, Any]]:
+    options = r.spec.options or []
+    ids = option_ids(version, len(options))
+    return [
+        {
+            "id": ids[i],
+            "html": html.options_html[i],
+            "correct": options[i].correct,
+            "feedback_html": html.options_feedback_html[i],
+        }
+        for i in order
+    ]
 
 
 class Choice(Format):
@@ -66,6 +90,7 @@ class Choice(Format):
     solution_out = ChoiceSolution
     required = ("options",)
     kinds = frozenset({ExerciseKind.TRACE, ExerciseKind.DESIGN})
+    # Stored versions from before may lack one and must still load; check_content requires it.
     explanation_required = False
 
     def form_payload(self, data: QueryDict) -> dict[str, Any]:
@@ -85,15 +110,29 @@ class Choice(Format):
             "options": [{"id": ids[i], "html": html.options_html[i]} for i in order],
         }
 
+    shows_beside = True
+
     def solution(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered) -> dict[str, Any]:
-        options = r.spec.options or []
-        ids = option_ids(version, len(options))
-        return {
-            "options": [
-                {"id": ids[i], "correct": o.correct, "feedback_html": html.options_feedback_html[i]}
-                for i, o in enumerate(options)
-            ]
+        return {"options": _solution_options(version, r, html, range(len(r.spec.options or [])))}
+
+    def beside(
+        self,
+        version: ExerciseVersion,
+        r: ResolvedExercise,
+        html: Rendered,
+        *,
+        user_id: int | None,
+        last: Attempt | None,
+    ) -> dict[str, Any]:
+        n = len(r.spec.options or [])
+        ids = option_ids(version, n)
+        chosen = (last.parsed or {}).get("choices") if last is not None else None
+        out: dict[str, Any] = {
+            "yours": [ids[i] for i in chosen if isinstance(i, int) and 0 <= i < n] if isinstance(chosen, list) else None
         }
+        if user_id is not None:  # the options in the order this learner saw them
+            out["options"] = _solution_options(version, r, html, learner_order(user_id, version, n))
+        return out
 
     def check(self, spec: ExerciseSpec, r: ResolvedExercise) -> list[str]:
         texts = [o.text.strip() for o in spec.options or []]

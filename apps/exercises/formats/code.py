@@ -9,6 +9,7 @@ from rest_framework import serializers
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import AttemptPart, ExerciseKind
 from apps.exercises.formats.base import CodeFixOut, Format, SolutionOut, WidgetOut
+from apps.exercises.jobs import examples
 from apps.sandbox import selectors as sandbox_selectors
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ def code_widget(code: CodeSpec) -> dict[str, Any]:
         "entry": code.entry,
         "starter": code.starter,
         "sandbox_available": sandbox_selectors.available(),
+        "examples": examples(code),
     }
 
 
@@ -51,6 +53,7 @@ class Code(Format):
     required = ("code",)
     kinds = frozenset({ExerciseKind.BUILD, ExerciseKind.DEBUG})
     submit_label = "Run the tests"
+    prechecks = True
     reviewable = False  # a sandbox run is no quick review
     graded_here = False
 

@@ -60,9 +60,19 @@ class LinesWidget(WidgetOut):
     fix = CodeFixOut(allow_null=True, help_text="A Debug's second part: submit the fixed code as `code`.")
 
 
+class SolutionLineOut(CodeLineOut):
+    buggy = serializers.BooleanField()
+
+
 class LinesSolution(SolutionOut):
     buggy_lines = serializers.ListField(child=serializers.IntegerField())
     fixed_code = serializers.CharField()
+    lines = SolutionLineOut(many=True, help_text="The snippet, its buggy lines marked.")
+    yours = serializers.ListField(
+        child=serializers.IntegerField(),
+        allow_null=True,
+        help_text="The lines of the learner's latest pick; null: none (revealed first).",
+    )
 
 
 def changed_lines(before: str, after: str) -> set[int]:
@@ -122,7 +132,31 @@ class Lines(Format):
     def solution(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered) -> dict[str, Any]:
         if r.spec.code is None:
             return {}
-        return {"buggy_lines": list(r.spec.buggy_lines or []), "fixed_code": r.spec.code.solution}
+        buggy = list(r.spec.buggy_lines or [])
+        return {
+            "buggy_lines": buggy,
+            "fixed_code": r.spec.code.solution,
+            "lines": [
+                {"number": i + 1, "text": t, "buggy": i + 1 in buggy}
+                for i, t in enumerate(r.spec.code.starter.splitlines())
+            ],
+        }
+
+    shows_beside = True
+
+    def beside(
+        self,
+        version: ExerciseVersion,
+        r: ResolvedExercise,
+        html: Rendered,
+        *,
+        user_id: int | None,
+        last: Attempt | None,
+    ) -> dict[str, Any]:
+        picked = (last.parsed or {}).get("lines") if last is not None else None
+        if not isinstance(picked, list):
+            return {"yours": None}
+        return {"yours": [n for n in picked if isinstance(n, int) and not isinstance(n, bool)]}
 
     def check(self, spec: ExerciseSpec, r: ResolvedExercise) -> list[str]:
         assert spec.code is not None and spec.buggy_lines is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
@@ -38,6 +39,9 @@ class NumericWidget(WidgetOut):
     unit = serializers.CharField()
     quantity = serializers.CharField(help_text="What kind of quantity is asked for.")
     sig_figs = serializers.IntegerField()
+    unit_note = serializers.CharField(
+        help_text="How the field reads a number, in words: 'a bare number is read in GB; units welcome'."
+    )
 
 
 class AlternateOut(serializers.Serializer[Any]):
@@ -57,6 +61,30 @@ class NumericSolution(SolutionOut):
     answer = NumericAnswerOut()
 
 
+def unit_note(target: NumericTarget) -> str:
+    """How a field reads what is typed, as its label says it (the one source of that phrase).
+
+    A unitless field (a count, a ratio) has no unit to read a bare number in: it says so, rather
+    than "read in ; units welcome"."""
+    label = target.input_unit.label
+    if not label:
+        return "no unit needed; 25% reads as 0.25"
+    note = f"a bare number is read in {label}"
+    threshold = base_threshold(target.input_unit)
+    if threshold is not None:
+        note += f", or in {target.dim.label()} from {threshold:,.0f} up"
+    return note + "; units welcome"
+
+
+# A unit phrase with its unit missing: "read in ;", "a number in (", "in plain units" is fine.
+_EMPTY_UNIT_PHRASE = re.compile(r"\b(?:in|as|per)\s*(?:[;,.:)(]|$)")
+
+
+def empty_unit_phrase(note: str) -> bool:
+    """Whether a rendered unit note names no unit where it says it reads one ("read in ; units")."""
+    return bool(_EMPTY_UNIT_PHRASE.search(note))
+
+
 def check_target(target: NumericTarget, where: str) -> list[str]:
     """A numeric answer (exercise, table cell or part) is sound: the answer rounded to the figures
     asked is accepted, a bare number is read in the unit asked, and every known mistake can be
@@ -64,6 +92,9 @@ def check_target(target: NumericTarget, where: str) -> list[str]:
     problems: list[str] = []
     if not math.isfinite(target.value):
         return [f"{where} is not finite"]
+    note = unit_note(target)
+    if empty_unit_phrase(note):
+        problems.append(f"{where}: the field's unit note names no unit: {note!r}")
     sig_figs = target.sig_figs
     in_input = target.value / target.input_unit.scale
     rounded = float(f"{in_input:.{sig_figs}g}")
@@ -132,6 +163,7 @@ class Numeric(Format):
             "unit": spec.answer.unit,
             "quantity": r.numeric.dim.describe(),
             "sig_figs": spec.answer.sig_figs,
+            "unit_note": unit_note(r.numeric),
         }
 
     def solution(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered) -> dict[str, Any]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from apps.exercises.content.cache import Rendered
     from apps.exercises.content.resolve import ResolvedExercise
-    from apps.exercises.content.schema import ExerciseSpec
+    from apps.exercises.content.schema import ExerciseSpec, OrderStep
     from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 
 
@@ -48,9 +48,36 @@ class OrderWidget(WidgetOut):
     steps = OptionOut(many=True, help_text="Shuffled per learner; never already in order.")
 
 
+class StepPlacedOut(OptionOut):
+    in_place = serializers.BooleanField(
+        help_text="Where it belongs: at its place in the listed order, or (with constraints) after every step "
+        "it needs and before every step that needs it."
+    )
+
+
 class OrderSolution(SolutionOut):
     order = serializers.ListField(child=serializers.CharField())
     constraints = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    steps = OptionOut(many=True, help_text="The steps in the listed order (with constraints: one order that works).")
+    yours = StepPlacedOut(
+        many=True,
+        allow_null=True,
+        help_text="The learner's latest order on these numbers; null: none (revealed first).",
+    )
+
+
+def misplaced(steps: list[OrderStep], constraints: list[tuple[str, str]] | None, order: list[str]) -> set[str]:
+    """The steps of ``order`` (author ids) that are out of place. Without constraints only the
+    listed order is right, so a step is out of place where its position differs from it; with
+    constraints, both steps of every pair the order breaks."""
+    if not constraints:
+        return {step for step, listed in zip(order, steps, strict=True) if step != listed.id}
+    position = {step: i for i, step in enumerate(order)}
+    out: set[str] = set()
+    for before, after in order_constraints(steps, constraints):
+        if position[before] > position[after]:
+            out |= {before, after}
+    return out
 
 
 class Order(Format):
@@ -94,6 +121,29 @@ class Order(Format):
         return {
             "order": [ids[s.id] for s in r.spec.steps or []],
             "constraints": [[ids[a], ids[b]] for a, b in r.spec.constraints or []],
+            "steps": [{"id": ids[s.id], "html": html.steps_html[s.id]} for s in r.spec.steps or []],
+        }
+
+    shows_beside = True
+
+    def beside(
+        self,
+        version: ExerciseVersion,
+        r: ResolvedExercise,
+        html: Rendered,
+        *,
+        user_id: int | None,
+        last: Attempt | None,
+    ) -> dict[str, Any]:
+        ids = step_ids(version, r.spec)
+        order = (last.parsed or {}).get("order") if last is not None else None
+        if not isinstance(order, list) or sorted(map(str, order)) != sorted(ids):
+            return {"yours": None}
+        placed = misplaced(r.spec.steps or [], r.spec.constraints, [str(step) for step in order])
+        return {
+            "yours": [
+                {"id": ids[step], "html": html.steps_html[step], "in_place": step not in placed} for step in order
+            ]
         }
 
     def check(self, spec: ExerciseSpec, r: ResolvedExercise) -> list[str]:

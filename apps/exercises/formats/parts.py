@@ -10,9 +10,10 @@ from rest_framework import serializers
 from apps.core.fields import StrictCharField
 from apps.exercises.choices import ExerciseKind
 from apps.exercises.content import cache
+from apps.exercises.content.plain import tex_plain
 from apps.exercises.content.render import math_html
 from apps.exercises.formats.base import AnswerShown, Format, SolutionOut, WidgetOut, payload_field, prefixed
-from apps.exercises.formats.numeric import check_target
+from apps.exercises.formats.numeric import check_target, unit_note
 from apps.exercises.formats.table import fields_shown
 from apps.exercises.grading import symbolic
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
@@ -51,6 +52,7 @@ class PartOut(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["numeric", "expression"])
     input_unit = serializers.CharField(allow_null=True, help_text="numeric: how a bare number is read.")
     quantity = serializers.CharField(allow_null=True, help_text="numeric: what kind of quantity is asked for.")
+    unit_note = serializers.CharField(allow_null=True, help_text="numeric: how the field reads a number, in words.")
     symbols = SymbolOut(many=True, help_text="expression: the names it may use.")
 
 
@@ -78,6 +80,7 @@ def _part_widget(part: PartSpec, r: ResolvedExercise) -> dict[str, Any]:
             "kind": "numeric",
             "input_unit": part.answer.input_unit or part.answer.unit,
             "quantity": target.dim.describe(),
+            "unit_note": unit_note(target),
             "symbols": [],
         }
     assert part.expression is not None
@@ -87,6 +90,7 @@ def _part_widget(part: PartSpec, r: ResolvedExercise) -> dict[str, Any]:
         "kind": "expression",
         "input_unit": None,
         "quantity": None,
+        "unit_note": None,
         "symbols": [{"name": n, "meaning": m} for n, m in part.expression.symbols.items()],
     }
 
@@ -115,7 +119,9 @@ class Parts(Format):
 
     def grade(self, version: ExerciseVersion, r: ResolvedExercise, payload: dict[str, Any]) -> GradeResult:
         answers = payload_field(payload, "parts", dict)
-        return grade_parts(r.parts, part_labels(r.spec), {str(k): str(v) for k, v in answers.items()})
+        # Labels in their plain reading: an unreadable part's message is shown as text.
+        labels = {k: tex_plain(v) for k, v in part_labels(r.spec).items()}
+        return grade_parts(r.parts, labels, {str(k): str(v) for k, v in answers.items()})
 
     def widget(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered, user_id: int) -> dict[str, Any]:
         return {"parts": [_part_widget(p, r) for p in r.spec.parts or []]}
@@ -132,6 +138,9 @@ class Parts(Format):
 
     def preview_targets(self, r: ResolvedExercise) -> dict[str, NumericTarget]:
         return {k: t for k, t in r.parts.items() if isinstance(t, NumericTarget)}
+
+    def preview_expressions(self, r: ResolvedExercise) -> dict[str, SymbolicTarget]:
+        return {k: t for k, t in r.parts.items() if isinstance(t, SymbolicTarget)}
 
     def check(self, spec: ExerciseSpec, r: ResolvedExercise) -> list[str]:
         problems: list[str] = []

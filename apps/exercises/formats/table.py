@@ -104,8 +104,18 @@ class TableWidget(WidgetOut):
     rows = TableRowOut(many=True)
 
 
+class YourCellOut(serializers.Serializer[Any]):
+    value = serializers.CharField(allow_blank=True, help_text="As the learner typed it.")
+    correct = serializers.BooleanField()
+
+
 class TableSolution(SolutionOut):
     cells = serializers.DictField(child=serializers.CharField())
+    yours = serializers.DictField(
+        child=YourCellOut(),
+        allow_null=True,
+        help_text="The learner's latest answer on these numbers, by cell id; null: none (revealed first).",
+    )
 
 
 class Table(Format):
@@ -145,6 +155,31 @@ class Table(Format):
 
     def solution(self, version: ExerciseVersion, r: ResolvedExercise, html: Rendered) -> dict[str, Any]:
         return {"cells": {cid: t.text() for cid, t in r.cells.items()}}
+
+    shows_beside = True
+
+    def beside(
+        self,
+        version: ExerciseVersion,
+        r: ResolvedExercise,
+        html: Rendered,
+        *,
+        user_id: int | None,
+        last: Attempt | None,
+    ) -> dict[str, Any]:
+        if last is None:
+            return {"yours": None}
+        given = (last.parsed or {}).get("cells")
+        verdicts = (last.details or {}).get("cells")
+        if not isinstance(given, dict) or not isinstance(verdicts, dict):
+            return {"yours": None}
+        yours: dict[str, dict[str, Any]] = {}
+        for cid in r.cells:
+            typed, verdict = given.get(cid), verdicts.get(cid)
+            value = typed.get("value") if isinstance(typed, dict) else typed
+            if value is not None and isinstance(verdict, dict):
+                yours[cid] = {"value": str(value), "correct": bool(verdict.get("correct"))}
+        return {"yours": yours}
 
     def field_labels(self, spec: ExerciseSpec) -> dict[str, str]:
         return table_labels(spec)

@@ -109,6 +109,7 @@ def test_a_choice_whose_answer_depends_on_the_numbers_is_computed() -> None:
                 {"text": "Compute-bound", "correct_if": "intensity >= ridge", "feedback": "At or above the ridge."},
             ],
             "vary": {"givens": {"intensity": {"values": [50, 100, 400, 800]}}},
+            "explanation": "A kernel below the ridge point waits on memory; at or above it, on compute.",
         }
     )
     correct = {}
