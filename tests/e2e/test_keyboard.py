@@ -144,7 +144,7 @@ def test_lines_then_the_fix(site: Site, learner: User, sandbox_worker: object) -
         page.keyboard.press("Space")
     tab_to(page, page.get_by_role("button", name="Check answer"))
     page.keyboard.press("Enter")
-    expect(page.locator("#feedback")).to_contain_text("Correct")
+    expect(page.locator("#lines-feedback")).to_contain_text("Correct")  # by its own button, above the fix
     type_code_and_run(page, "#fix-code", r.spec.code.solution, "Run the tests on the fix")
     solved(page)
 

@@ -72,16 +72,58 @@ def _sig(value: Number, sig: int) -> str:
 
 
 def substitute(text: str, scope: Mapping[str, Number]) -> str:
-    """Replace every ``{{ formula | filter }}`` in ``text``. Raises RenderError."""
+    """Replace every ``{{ formula | filter }}`` in ``text``. Raises RenderError.
+
+    A number that is an element of a bracketed list — a shape ``[{{s}}, {{d_k}}]``, an index
+    ``x[{{i}}]``, a tuple ``({{a}}, {{b}})`` — is written without thousands separators, whatever
+    its filter: ``[8,192, 256]`` would read as three numbers.
+    """
+    masked = PLACEHOLDER.sub(lambda m: "0" * len(m.group(0)), text)
 
     def repl(m: re.Match[str]) -> str:
         try:
             value = evaluate(m.group("expr"), scope)
         except FormulaError as exc:
             raise RenderError(f"in {m.group(0)!r}: {exc}") from None
-        return format_value(value, m.group("filter"))
+        out = format_value(value, m.group("filter"))
+        if _in_list(masked, m.start(), m.end()):
+            out = _SEPARATOR.sub("", out)
+        return out
 
     return PLACEHOLDER.sub(repl, text)
+
+
+_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3})")
+_CLOSES = {"[": "]", "(": ")"}
+
+
+def _in_list(masked: str, start: int, end: int) -> bool:
+    """Whether ``masked[start:end]`` (a placeholder) is an element of a bracketed list: between its
+    bracket or a comma and a comma or the closing bracket, inside ``[…]`` or a ``(…, …)`` tuple."""
+    before, after = masked[:start].rstrip(), masked[end:].lstrip()
+    if not before or not after or before[-1] not in "[(," or after[0] not in "]),":
+        return False
+    depth, opener, i = 0, -1, start - 1
+    while i >= max(0, start - 200):  # the enclosing bracket, on the same line
+        c = masked[i]
+        if c == "\n":
+            break
+        if c in ")]":
+            depth += 1
+        elif c in "([":
+            if depth == 0:
+                opener = i
+                break
+            depth -= 1
+        i -= 1
+    if opener < 0:
+        return False
+    closing = masked.find(_CLOSES[masked[opener]], end)
+    if closing < 0:
+        return False
+    if masked[opener] == "(":  # a tuple, not a parenthesis: it holds a comma
+        return "," in masked[opener:closing].replace(masked[start:end], "")
+    return True
 
 
 def placeholders(text: str) -> list[str]:

@@ -12,11 +12,12 @@ class InvalidAnswer(Exception):
     ``understood`` says what we read, so the learner can see exactly where we parted ways.
     """
 
-    def __init__(self, code: str, message: str, *, understood: str | None = None) -> None:
+    def __init__(self, code: str, message: str, *, understood: str | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.understood = understood
+        self.field = field  # the part or cell that could not be read, in a multi-field answer
 
 
 @dataclass

@@ -189,7 +189,7 @@ def _fmt(value: float, sig: int = 6) -> str:
     if mag >= 1e15 or mag < 1e-4:
         exp = math.floor(math.log10(mag))
         mant = value / 10**exp
-        mant_text = f"{mant:.{sig - 1}g}"
+        mant_text = f"{mant:.{sig}g}"  # sig significant figures, as below (".{sig - 1}g" gave one fewer)
         return f"{mant_text}×10^{exp}"
     if float(value).is_integer():
         return f"{int(value):,}"
@@ -212,9 +212,23 @@ def format_base(value: float, dim: Dim) -> str:
     return f"{_fmt(value)} {label}".rstrip()
 
 
-def format_in(value: float, unit: Unit, sig: int = 4) -> str:
-    """A base-unit value written in ``unit`` (``8.59 GB``, ``124.3 M params``)."""
-    number = _fmt(value / unit.scale, sig)
+def _figures(value: float, sig: int) -> str:
+    """Exactly ``sig`` significant figures, trailing zeros kept: 0.9995 → 1.00, 1024 → 1,020."""
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{sig}g}")
+    mag = abs(rounded)
+    if mag >= 1e15 or mag < 1e-4:  # as _fmt writes them: 2.50×10^-5
+        exp = math.floor(math.log10(mag))
+        return f"{rounded / 10**exp:.{sig - 1}f}×10^{exp}"
+    decimals = max(0, sig - 1 - math.floor(math.log10(mag)))
+    return f"{rounded:,.{decimals}f}"
+
+
+def format_in(value: float, unit: Unit, sig: int = 4, *, exact: bool = False) -> str:
+    """A base-unit value written in ``unit`` (``8.59 GB``, ``124.3 M params``). ``exact``: with
+    exactly ``sig`` figures (a shown answer), else to at most ``sig`` (trailing zeros dropped)."""
+    number = _figures(value / unit.scale, sig) if exact else _fmt(value / unit.scale, sig)
     if unit.label.startswith("$"):
         return f"${number}{unit.label[1:]}"
     return f"{number} {unit.label}".rstrip()
@@ -337,8 +351,9 @@ class NumericTarget:
     sig_figs: int = 3  # the figures the prompt asks for
 
     def text(self, value: float | None = None) -> str:
-        """A value (default: the answer) as we write it: input unit, one figure beyond the asked."""
-        return format_in(self.value if value is None else value, self.input_unit, sig=self.sig_figs + 1)
+        """A value (default: the answer) as we show it: in the input unit, rounded to the figures
+        the prompt asks for (never more: "4.295 GB" answers no question asking for three)."""
+        return format_in(self.value if value is None else value, self.input_unit, sig=self.sig_figs, exact=True)
 
 
 def close(value: float, target: float, tolerance: float) -> bool:
@@ -360,7 +375,9 @@ _FACTORS: tuple[tuple[float, str], ...] = (
     (100.0, "a factor of 100 — a percentage written as a fraction, or the reverse?"),
     (2.0, "a factor of 2 — a multiply-add counted once, or K and V counted once?"),
 )
-
+# The binary-over-decimal factors by prefix power: 2¹⁰ᵏ/10³ᵏ is the slip of reading a k-th prefix
+# (k, M, G, T) in the other convention.
+_PREFIX_POWER = {2 ** (10 * k) / 10 ** (3 * k): k for k in range(1, 5)}
 
 # How a wrong number relates to the learner's own answer, for instructors' statistics pooled
 # over learners with different numbers: the factor, written as the slip it suggests.
@@ -391,15 +408,41 @@ def relation(value: float, answer: float, tolerance: float) -> str:
     return "other"
 
 
+def _prefix_plausible(power: int, *values: float) -> bool:
+    """A slip between the k-th binary and decimal prefix (GiB vs GB for k = 3) is plausible only
+    for a quantity of that magnitude: one of the values is between 10³ᵏ and 10³⁽ᵏ⁺¹⁾ base units.
+    A 1.0486 ratio between two figures of 65 GB is no MiB-vs-MB slip (that would be 1.0737);
+    another cause (a different parameter count) explains it better, so it is not named."""
+    return any(v != 0 and math.floor(math.log(abs(v), 1000) + 1e-9) == power for v in values)
+
+
 def factor_hint(value: float, target: float, tolerance: float) -> str | None:
+    """The unit slip a wrong number betrays, or None when none explains it better than a wrong method.
+
+    A factor is named only when the ratio is within tolerance of it AND nearer to it than to any
+    other known factor; a binary-vs-decimal prefix factor, only where the quantity's magnitude
+    makes that prefix the one in play (``_prefix_plausible``). Otherwise we say nothing rather
+    than something wrong.
+    """
     if target == 0 or value == 0:
         return None
     ratio = value / target
-    for factor, text in _FACTORS:
-        for f, direction in ((factor, "too large"), (1 / factor, "too small")):
-            if close(ratio, f, max(tolerance, 1e-6)):
-                return f"Your answer is {direction} by {text}."
-    return None
+    if ratio < 0:
+        return None
+    slack = max(tolerance, 1e-6)
+    candidates = [
+        (f, direction, text)
+        for factor, text in _FACTORS
+        for f, direction in ((factor, "too large"), (1 / factor, "too small"))
+    ]
+    nearest = min(candidates, key=lambda c: abs(math.log(ratio / c[0])))
+    factor, direction, text = nearest
+    if not close(ratio, factor, slack):
+        return None
+    power = _PREFIX_POWER.get(max(factor, 1 / factor))
+    if power is not None and not _prefix_plausible(power, value, target):
+        return None
+    return f"Your answer is {direction} by {text}" + ("" if text.endswith("?") else ".")
 
 
 def grade(raw: str, target: NumericTarget) -> GradeResult:

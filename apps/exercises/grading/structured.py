@@ -110,7 +110,9 @@ def _verdicts(
         try:
             result = symbolic.grade(raw, target) if isinstance(target, SymbolicTarget) else numeric.grade(raw, target)
         except InvalidAnswer as exc:
-            raise InvalidAnswer(exc.code, f"{labels[field_id]}: {exc.message}", understood=exc.understood) from None
+            raise InvalidAnswer(
+                exc.code, f"{labels[field_id]}: {exc.message}", understood=exc.understood, field=field_id
+            ) from None
         verdicts[field_id] = {
             "correct": result.correct,
             "feedback": result.feedback,
