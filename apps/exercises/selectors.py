@@ -13,6 +13,7 @@ from django.http import Http404
 
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
+from apps.exercises.choices import AttemptPart, AttemptStatus
 from apps.exercises.content import cache, export
 from apps.exercises.grading.formula import scope_of
 from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
@@ -128,6 +129,32 @@ def attempt_get(*, user: User, attempt_id: int) -> Attempt:
         return attempt_list(user=user).get(pk=attempt_id)
     except Attempt.DoesNotExist:
         raise Http404("No such attempt.") from None
+
+
+def last_code_attempt(*, user: User, exercise: Exercise) -> Attempt | None:
+    """The caller's latest code submission on an exercise (a Build's code, a Debug's fix), on any
+    version and whatever its outcome (queued, graded, or not graded for a sandbox fault): the code
+    they last sent is theirs to carry on from. Code does not vary with a learner's numbers, so
+    there is no round to match. One query, on the (user, exercise, created_at) index."""
+    return attempt_list(user=user, exercise=exercise).filter(part=AttemptPart.CODE).first()
+
+
+def last_answer(*, user_id: int, version: ExerciseVersion, round: int) -> Attempt | None:  # noqa: A002 - the word
+    """The learner's latest graded answer to a version on one round of numbers, or None: what a
+    solution shows beside the correct one (their choice, order, lines, cells). Code is left out
+    (a Debug's lines are its answer here). One query."""
+    return (
+        Attempt.objects.filter(
+            user_id=user_id,
+            version=version,
+            round=round,
+            status=AttemptStatus.GRADED,
+            part__in=[AttemptPart.WHOLE, AttemptPart.LINES],
+        )
+        .only("id", "parsed", "details", "verdict", "part")
+        .order_by("-created_at", "-id")
+        .first()
+    )
 
 
 def latest_values(*, user_id: int, version: ExerciseVersion, limit: int = 20) -> dict[str, float]:

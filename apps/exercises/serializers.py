@@ -29,14 +29,17 @@ class PreviewIn(serializers.Serializer[Any]):
         max_length=64,
         required=False,
         allow_blank=True,
-        help_text="A numeric part's key or a table cell's id; leave out for a numeric exercise's one answer.",
+        help_text="A part's key (a number or an expression) or a table cell's id; leave out for a numeric "
+        "exercise's one answer.",
     )
 
 
 class PreviewOut(serializers.Serializer[Any]):
-    understood = serializers.CharField(help_text='How we read the input: "512 MiB = 536,870,912 bytes".')
-    value = serializers.FloatField(help_text="In base units.")
-    unit = serializers.CharField()
+    understood = serializers.CharField(
+        help_text='How we read the input: "512 MiB = 536,870,912 bytes", or an expression as parsed: "2*B*D*F/(B*D + B*F + D*F)".'
+    )
+    value = serializers.FloatField(allow_null=True, help_text="In base units; null for an expression.")
+    unit = serializers.CharField(allow_blank=True, help_text="The base unit; empty for an expression.")
 
 
 # ---- widgets (what the learner answers with) and solutions (only after solving or revealing) ---

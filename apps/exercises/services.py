@@ -20,7 +20,7 @@ from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, SkillsSpec, WorkbookSpec
 from apps.exercises.content.variants import Variant
-from apps.exercises.grading import numeric
+from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
 from apps.exercises.models import Chapter, Exercise, ExerciseVersion, Skill, Workbook
 
@@ -248,6 +248,8 @@ class UngradableAnswer(ApplicationError):
 
 def _invalid(exc: InvalidAnswer) -> UngradableAnswer:
     details = {"understood": exc.understood} if exc.understood else {}
+    if exc.field is not None:  # which part or cell to mark as unread
+        details["field"] = exc.field
     return UngradableAnswer(exc.message, code=exc.code, details=details)
 
 
@@ -275,13 +277,22 @@ def answer_preview(*, exercise: Exercise, text: str, field: str | None = None) -
     version = exercise.current_version
     # Every variant reads a number the same way (units do not vary): the seed's targets serve all.
     r = cache.resolved(version) if version else None
-    targets = formats.get(r.spec.format).preview_targets(r) if r is not None else {}
-    if not targets:
-        raise ApplicationError("Only numbers have a preview.", code="no_preview")
+    fmt = formats.get(r.spec.format) if r is not None else None
+    targets = fmt.preview_targets(r) if fmt is not None and r is not None else {}
+    expressions = fmt.preview_expressions(r) if fmt is not None and r is not None else {}
+    if not targets and not expressions:
+        raise ApplicationError("Only numbers and expressions have a preview.", code="no_preview")
+    expression = expressions.get(field or "")
+    if expression is not None:  # an expression part: how it parses, as the grader parses it
+        try:
+            parsed = symbolic.parse(text, expression.symbols)
+        except InvalidAnswer as exc:
+            raise _invalid(exc) from None
+        return {"understood": symbolic.show(parsed), "value": None, "unit": ""}
     target = targets.get(field or "")
     if target is None:
-        known = ", ".join(sorted(k for k in targets if k)) or "none (this exercise has one answer)"
-        raise ApplicationError(f"No numeric field {field!r} here; fields: {known}.", code="unknown_field")
+        known = ", ".join(sorted(k for k in [*targets, *expressions] if k)) or "none (this exercise has one answer)"
+        raise ApplicationError(f"No field {field!r} to preview here; fields: {known}.", code="unknown_field")
     try:
         reading = numeric.read(text, expected=target.dim)
         interp = numeric.interpret(reading, expected=target.dim, input_unit=target.input_unit)

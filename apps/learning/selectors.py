@@ -3,6 +3,7 @@ them that the output serializers (apps.learning.serializers) read directly."""
 
 from __future__ import annotations
 
+import time as time_module
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -61,6 +62,9 @@ class ExercisePage(ExerciseRow):
     next: str | None
     user_id: int
     variant: Variant = variants.SEED
+    # The learner's own latest code submission here (a Build's code, a Debug's fix), whatever came
+    # of it: the editor opens on it rather than on the starter. None without one, or without code.
+    last_code: Attempt | None = None
 
 
 @dataclass(frozen=True)
@@ -117,9 +121,12 @@ def attempt_variant(attempt: Attempt) -> Variant:
 
 def end_of_day(user: User, at: datetime) -> datetime:
     """The end of the learner's local day containing ``at``: reviews due today are due before it."""
-    tz = ZoneInfo(progress_services.effective_time_zone(user))
-    local = at.astimezone(tz)
-    return datetime.combine(local.date() + timedelta(days=1), time.min, tzinfo=tz)
+    return _day_end(at, progress_services.effective_time_zone(user))
+
+
+def _day_end(at: datetime, zone: str) -> datetime:
+    tz = ZoneInfo(zone)
+    return datetime.combine(at.astimezone(tz).date() + timedelta(days=1), time.min, tzinfo=tz)
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,28 @@ def review_page(*, user: User, at: datetime) -> ReviewPage:
 
 def reviews_due_count(*, user: User, at: datetime) -> int:
     return progress_selectors.reviews_due_count(user=user, until=end_of_day(user, at))
+
+
+# Cohort time zones the navigation's count used, per process: (user id) → (zone, read at).
+_NAV_ZONES: dict[int, tuple[str, float]] = {}
+_NAV_ZONE_TTL_S = 60.0
+
+
+def nav_reviews_due(*, user: User, at: datetime) -> int:
+    """The due-review count every page's navigation shows, in one indexed query.
+
+    The day ends in the learner's own time zone; one who set none has their first cohort's, read
+    at most once a minute per process (joining a cohort moves the boundary within a minute)."""
+    zone = user.time_zone
+    if not zone:
+        now = time_module.monotonic()
+        cached = _NAV_ZONES.get(user.pk)
+        if cached is None or now - cached[1] > _NAV_ZONE_TTL_S:
+            if len(_NAV_ZONES) > 10_000:
+                _NAV_ZONES.clear()
+            cached = _NAV_ZONES[user.pk] = (progress_services.effective_time_zone(user), now)
+        zone = cached[0]
+    return progress_selectors.reviews_due_count(user=user, until=_day_end(at, zone))
 
 
 def workbook_rows(*, user: User | None) -> list[WorkbookRow]:
@@ -166,4 +195,9 @@ def exercise_page(*, user: User, exercise: Exercise) -> ExercisePage:
     progress = state_of(progress_selectors.progress_get(user=user, exercise=exercise))
     previous, following = exercise_selectors.neighbours(exercise=exercise)
     variant = learner_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
-    return ExercisePage(exercise, progress, version, previous, following, user.pk, variant)
+    last_code = (
+        exercise_selectors.last_code_attempt(user=user, exercise=exercise)
+        if cache.resolved(version).spec.code is not None
+        else None
+    )
+    return ExercisePage(exercise, progress, version, previous, following, user.pk, variant, last_code)

@@ -33,6 +33,7 @@ from apps.learning.selectors import (
 )
 from apps.progress import srs
 from apps.progress.models import ExerciseProgress, ReviewCard, SkillCheck
+from apps.sandbox.verdict import learner_view
 
 OptionalSolution = PolymorphicProxySerializer(
     component_name="OptionalSolution", serializers=Solution.serializers, resource_type_field_name="format", many=False
@@ -177,6 +178,25 @@ class NumbersOut(serializers.Serializer[Any]):
         return self.get_varies(page) and page.progress.answer_visible
 
 
+class LastCodeOut(serializers.Serializer[Any]):
+    # Reads an Attempt: the caller's own latest code submission.
+    attempt = serializers.IntegerField(source="pk", help_text="The attempt's id.")
+    code = ComputedField(help_text="The code as submitted.")
+    submitted_at = serializers.DateTimeField(source="created_at")
+    status = serializers.ChoiceField(choices=AttemptStatus.choices)
+    verdict = serializers.ChoiceField(choices=Verdict.choices, allow_blank=True, help_text="Empty until graded.")
+    url = ComputedField(help_text="The attempt, with its result.")
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_code(self, a: Attempt) -> str:
+        code = a.raw.get("code") if isinstance(a.raw, dict) else None
+        return code if isinstance(code, str) else ""
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_url(self, a: Attempt) -> str:
+        return reverse("api:attempt-detail", kwargs={"attempt_id": a.pk})
+
+
 class ExerciseDetailOut(ExerciseSummaryOut):
     workbook = serializers.CharField(source="exercise.workbook.slug")
     chapter_info = ChapterRefOut(source="exercise.chapter")
@@ -189,6 +209,11 @@ class ExerciseDetailOut(ExerciseSummaryOut):
     numbers = NumbersOut(source="*", help_text="Whose numbers these are (varying exercises).")
     previous = serializers.CharField(allow_null=True)
     next = serializers.CharField(allow_null=True)
+    last_code = LastCodeOut(
+        allow_null=True,
+        help_text="Your own latest code submission here (a Build's code, a Debug's fix), to carry on from; "
+        "null when you have none or the exercise takes no code.",
+    )
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_prompt_html(self, page: ExercisePage) -> str:
@@ -204,7 +229,9 @@ class ExerciseDetailOut(ExerciseSummaryOut):
 
     @extend_schema_field(OptionalSolution)
     def get_solution(self, page: ExercisePage) -> dict[str, Any] | None:
-        return presentation.solution(page.version, answer_visible=page.progress.answer_visible, variant=page.variant)
+        return presentation.solution(
+            page.version, answer_visible=page.progress.answer_visible, variant=page.variant, user_id=page.user_id
+        )
 
     @extend_schema_field(PlotOut)
     def get_plot(self, page: ExercisePage) -> dict[str, Any] | None:
@@ -219,9 +246,17 @@ class ExerciseDetailOut(ExerciseSummaryOut):
 
 class LiveTestOut(serializers.Serializer[Any]):
     # Reads a dict from apps.learning.live: one test's result, judged as it came in.
-    id = serializers.CharField(help_text="The test's id, as in `details.tests` once final.")
+    # A declared field leaves the class (DRF's metaclass pops it): no clash with Field.label.
+    label = serializers.CharField(  # type: ignore[assignment]
+        help_text='"Example 2" or "Hidden test 4 of 9", as in `details.tests` once final. A hidden test\'s '
+        "id, call, inputs and values are never shown."
+    )
     passed = serializers.BooleanField()
-    message = serializers.CharField(allow_blank=True, help_text="Why it failed; empty when it passed.")
+    message = serializers.CharField(
+        allow_blank=True,
+        help_text="Why it failed, in the failure's category (wrong value, wrong shape or type, the exception "
+        "your code raised, a requirement unmet); empty when it passed.",
+    )
 
 
 _live_test = LiveTestOut()
@@ -310,12 +345,20 @@ class AttemptOut(serializers.Serializer[Any]):
         "answered ones right does not."
     )
     score = serializers.FloatField()
+    listed_as = ComputedField(
+        help_text='How the attempt reads in a list of them: "✓", "✗", "check (not counted)" (a multi-part check '
+        'with parts left for later and the answered ones right), "not graded (not counted)", "… queued", "… running".'
+    )
     feedback = serializers.CharField(allow_blank=True)
     feedback_html = ComputedField()
     understood = ComputedField(
         allow_null=True, help_text="How a numeric answer was read: the reading the preview showed and the grader took."
     )
-    details = ComputedField(help_text="Per-format detail: per-cell verdicts, the first misplaced step...")
+    details = ComputedField(
+        help_text="Per-format detail: per-cell verdicts, the first misplaced step... Code: `tests`, failing "
+        "first, each with `label`, `passed`, `category` and `message`; an example (`example: true`) also "
+        "with its `call`, `expected` and `got`; a hidden test never with its call, inputs or values."
+    )
     round = serializers.IntegerField(help_text="The round of numbers it answered (a varying exercise); 0: the seed's.")
     run = ComputedField(
         allow_null=True, help_text="Code: the sandbox run (limits, start, elapsed time); null otherwise."
@@ -326,11 +369,23 @@ class AttemptOut(serializers.Serializer[Any]):
     def get_details(self, a: Attempt) -> dict[str, Any]:
         # The numbers it answered stay server-side: a given the prompt does not show (one the
         # learner is expected to know, or a preset row's) is not theirs to read back.
-        return {k: v for k, v in (a.details or {}).items() if k != "variant"}
+        details = {k: v for k, v in (a.details or {}).items() if k != "variant"}
+        # Code: the examples in full, hidden tests only as "hidden test k of n" and why they failed.
+        return learner_view(details) if a.part == AttemptPart.CODE else details
 
     @extend_schema_field(OpenApiTypes.BOOL)
     def get_correct(self, a: Attempt) -> bool:
         return a.verdict == Verdict.CORRECT
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_listed_as(self, a: Attempt) -> str:
+        if a.status in (AttemptStatus.QUEUED, AttemptStatus.RUNNING):
+            return f"… {a.status}"
+        if a.status == AttemptStatus.NOT_GRADED:
+            return "not graded (not counted)"
+        if not a.counted:  # a partial check: right so far, parts left for later; it cost nothing
+            return "check (not counted)"
+        return "✓" if a.verdict == Verdict.CORRECT else "✗"
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_feedback_html(self, a: Attempt) -> str:
@@ -353,16 +408,23 @@ class AttemptResultOut(AttemptOut):
     # Reads an AttemptResult: AttemptOut's fields from its attempt, then the state it left.
 
     state = StateOut(source="progress")
-    solution = serializers.SerializerMethodField(help_text="Present when this attempt solved the exercise.")
+    solution = serializers.SerializerMethodField(
+        help_text="Present once the answer is visible: this attempt solved the exercise, or it was solved or "
+        "revealed before. Beside it the learner's latest answer (this one, unless it was code)."
+    )
 
     def get_fields(self) -> dict[str, Any]:
         return read_through(super().get_fields(), AttemptOut._declared_fields, "attempt")
 
     @extend_schema_field(AttemptSolution)
     def get_solution(self, result: AttemptResult) -> dict[str, Any] | None:
-        if not result.solved:
+        if not (result.solved or result.progress.answer_visible):
             return None
-        return presentation.solution(result.attempt.version, answer_visible=True, variant=result.variant)
+        a = result.attempt
+        answered = a.status == AttemptStatus.GRADED and a.part != AttemptPart.CODE
+        return presentation.solution(
+            a.version, answer_visible=True, variant=result.variant, user_id=a.user_id, last=a if answered else None
+        )
 
 
 class RevealOut(serializers.Serializer[Any]):
@@ -372,7 +434,9 @@ class RevealOut(serializers.Serializer[Any]):
 
     @extend_schema_field(Solution)
     def get_solution(self, r: ProgressOnVersion) -> dict[str, Any] | None:
-        return presentation.solution(r.version, answer_visible=r.progress.answer_visible, variant=r.variant)
+        return presentation.solution(
+            r.version, answer_visible=r.progress.answer_visible, variant=r.variant, user_id=r.progress.user_id
+        )
 
 
 class HintRevealOut(serializers.Serializer[Any]):

@@ -26,7 +26,6 @@ lease but finished anyway cannot grade an attempt twice.
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import threading
@@ -46,8 +45,18 @@ from apps.exercises import parts
 from apps.exercises import services as exercise_services
 from apps.exercises.choices import AttemptPart, AttemptStatus, CodeOutcome, Verdict
 from apps.exercises.content import cache, variants
-from apps.exercises.jobs import code_cases, code_job, limits_for
+from apps.exercises.jobs import (
+    ReferenceFailed,
+    code_cases,
+    code_job,
+    drawn_inputs,
+    limits_for,
+    new_seed,
+    reference_job,
+    with_reference,
+)
 from apps.exercises.models import Attempt, Exercise, ExerciseVersion
+from apps.exercises.source import MAX_SOURCE_BYTES, UngradableCode, source_validate  # noqa: F401 - re-exported
 from apps.learning import live
 from apps.learning import selectors as learning_selectors
 from apps.progress import services as progress_services
@@ -60,7 +69,6 @@ from apps.sandbox.verdict import clean, judge
 
 logger = logging.getLogger(__name__)
 
-MAX_SOURCE_BYTES = 64_000
 GRADE_TASK = "learning.grade_code_attempt"  # tasks.grade_code_attempt
 # What the learner reads, by what happened; the exact reason goes to ``details["reason"]``.
 NOT_GRADED_MESSAGE = (
@@ -75,35 +83,6 @@ NOT_TAKEN_MESSAGE = (
     "Your code could not be graded: no sandbox took it within {minutes} minutes. This did not count as an "
     "attempt; please submit again."
 )
-
-
-class UngradableCode(ApplicationError):
-    """Code we refuse before running it (empty, too long, not Python): explained, costs nothing."""
-
-    status_code = 400
-
-
-def source_validate(payload: dict[str, Any]) -> str:
-    source = payload.get("code")
-    if not isinstance(source, str) or not source.strip():
-        raise UngradableCode("Submit your code as `code`: the whole file, as text.", code="bad_payload")
-    if "\x00" in source:
-        raise UngradableCode("The code contains a NUL character.", code="bad_payload")
-    if len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
-        raise UngradableCode(f"The code is longer than {MAX_SOURCE_BYTES // 1000} kB.", code="too_long")
-    try:
-        # Parsing is not running: the parser has its own nesting limits and executes nothing.
-        ast.parse(source, filename="submission.py")
-    except SyntaxError as exc:
-        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
-        raise UngradableCode(
-            f"Python could not parse your code ({where}): {exc.msg}. Nothing was recorded.",
-            code="syntax_error",
-            details={"line": exc.lineno, "column": exc.offset, "text": (exc.text or "").rstrip("\n")[:500]},
-        ) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
-        raise UngradableCode(f"Python could not parse your code: {exc}", code="syntax_error") from None
-    return source
 
 
 def code_attempt_submit(
@@ -176,15 +155,21 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
         return None
     code = cache.resolved(attempt.version).spec.code
     assert code is not None
-    job = code_job(code, str(attempt.raw.get("code", "")))
+    # Random cases: inputs drawn for this attempt (the seed kept, so a second claim draws the same).
+    drawn = attempt.details.get("draw") if isinstance(attempt.details, dict) else None
+    seed = int(drawn["seed"]) if isinstance(drawn, dict) and "seed" in drawn else new_seed()
+    cases = code_cases(code, seed=seed)
+    job = code_job(code, str(attempt.raw.get("code", "")), cases)
+    reference = reference_job(code, cases)
     limits = limits_for(code, slot=slot)
     now = timezone.now()
-    cases = code_cases(code)
     details = {
         **attempt.details,
         "limits": {"time_s": limits.time_s, "memory_mb": limits.memory_mb},
         "tests_total": len(cases),
     }
+    if reference is not None:
+        details["draw"] = drawn_inputs(cases, seed)  # instructors only (verdict.INSTRUCTOR_ONLY)
     claim = attempt.claims + 1
     claimed = queued.filter(claims=attempt.claims).update(
         status=AttemptStatus.RUNNING, started_at=now, details=details, claims=claim, lease_expires_at=_lease_end()
@@ -195,8 +180,12 @@ def attempt_grade(*, attempt_id: int, runner: Runner, slot: int = 0) -> Attempt 
     attempt.status, attempt.started_at, attempt.details, attempt.claims = AttemptStatus.RUNNING, now, details, claim
     with _Lease(attempt_id, claim):
         try:
+            if reference is not None:
+                # The reference first, in a container of its own: the expected values of the random
+                # cases, which only this process sees. Its failure is no verdict on the learner.
+                cases = with_reference(cases, runner.run(reference, limits))
             result = runner.run(job, limits, progress=live.Recorder(attempt_id, cases, code.entry))
-        except SandboxUnavailable as exc:
+        except (SandboxUnavailable, ReferenceFailed) as exc:
             fault = str(exc)
         else:
             fault = ""

@@ -20,12 +20,18 @@ from apps.core.serializers import represent, represent_many
 from apps.exercises import formats, selectors
 from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache
+from apps.exercises.content.plain import tex_plain
 from apps.exercises.content.render import render as render_md
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
 from apps.learning import selectors as learning_selectors
 from apps.learning import services
 from apps.learning.serializers import AttemptOut, ExerciseDetailOut
+from apps.precheck import selectors as precheck_selectors
+from apps.precheck import services as precheck_services
+from apps.precheck.records import NOTE as PRECHECK_NOTE
+from apps.precheck.records import Precheck
+from apps.precheck.serializers import PrecheckOut
 from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress import srs
@@ -102,6 +108,17 @@ def _own_attempt(user: User, exercise: Exercise, attempt_id: str) -> Attempt | N
     return attempt if attempt.exercise_id == exercise.pk and attempt.part == AttemptPart.CODE else None
 
 
+def _own_precheck(user: User, exercise: Exercise, precheck_id: str) -> Precheck | None:
+    """The learner's own precheck of this exercise named in the URL, else None (ignored)."""
+    if not precheck_id:
+        return None
+    try:
+        checked = precheck_selectors.precheck_get(user=user, precheck_id=precheck_id)
+    except (Http404, ApplicationError):
+        return None
+    return checked if checked.exercise_id == exercise.pk else None
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
@@ -110,7 +127,19 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     result: dict[str, Any] | None = None
     error: ApplicationError | None = None
     submitted: dict[str, Any] = {}
-    if request.method == "POST":
+    precheck: dict[str, Any] | None = None
+    precheck_error: ApplicationError | None = None
+    if request.method == "POST" and request.POST.get("precheck"):
+        # The code form's Precheck button, without JavaScript: start it, then show its page (a GET).
+        submitted = {"code": request.POST.get("code", "")}
+        try:
+            precheck_services.precheck_admit(user=user)
+            started = precheck_services.precheck_start(user=user, exercise=ex, payload=submitted)
+            url = reverse("web:exercise", args=[slug, number])
+            return redirect(f"{url}?precheck={started.id}#precheck-result")
+        except ApplicationError as exc:
+            precheck_error = exc
+    elif request.method == "POST":
         action = request.POST.get("action", "submit")
         try:
             if action == "reveal":
@@ -132,6 +161,9 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
             result = represent(AttemptOut, outcome.attempt)
         except ApplicationError as exc:
             error = exc
+    elif (checked := _own_precheck(user, ex, request.GET.get("precheck", ""))) is not None:
+        precheck = represent(PrecheckOut, checked)
+        submitted = {"code": checked.code}
     elif (shown := _own_attempt(user, ex, request.GET.get("attempt", ""))) is not None:
         result = represent(AttemptOut, shown)
         submitted = {"code": shown.raw.get("code", "")} if isinstance(shown.raw, dict) else {}
@@ -150,11 +182,32 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         "api_preview": reverse("api:exercise-preview", args=[slug, number]),
         "api_hints": reverse("api:exercise-hints", args=[slug, number]),
         "api_reveal": reverse("api:exercise-reveal", args=[slug, number]),
-        "table_labels": fmt.field_labels(cache.resolved(ex.current_version).spec) if ex.current_version else {},
+        # Plain readings ("N* as a formula in C"): they go in aria-labels and plain-text verdicts.
+        "table_labels": (
+            {k: tex_plain(v) for k, v in fmt.field_labels(cache.resolved(ex.current_version).spec).items()}
+            if ex.current_version
+            else {}
+        ),
         "widget_template": fmt.template,
+        "beside_template": fmt.beside_template,
+        "prechecks": fmt.prechecks,
+        # A Debug's buggy-lines verdict goes by its own button, not below the fix's editor.
+        "by_lines": bool(data["widget"].get("fix")) and "lines" in submitted,
+        # Where static/js/drafts.js keeps this learner's unsaved code for this version (their own
+        # browser only; another account, or new content, starts from a key of its own).
+        "draft_key": f"{user.pk}:{ex.workbook.slug}/{ex.number}@{data['version']}",
         "submit_label": fmt.submit_label,
     }
+    context["precheck"] = {
+        "offer": precheck_selectors.precheck_offer(exercise=ex),
+        "result": precheck,
+        "error": precheck_error,
+        "api": reverse("api:exercise-precheck", args=[slug, number]),
+        "note": PRECHECK_NOTE,
+    }
     status = 400 if error is not None and error.status_code == 400 else 200
+    if precheck_error is not None:
+        status = precheck_error.status_code
     return render(request, "exercises/exercise.html", context, status=status)
 
 

@@ -55,20 +55,45 @@
     return { status: res.status, body: await res.json().catch(() => ({})) };
   }
 
+  function testValue(v) {
+    // A long value (a call with its arrays) cut short, the whole on demand (test_value.html).
+    if (v.length <= 60) return el("code", "", v);
+    const d = el("details", "long-value");
+    const summary = el("summary");
+    summary.append(el("code", "", v.slice(0, 47) + "…"));
+    d.append(summary, el("code", "", v));
+    return d;
+  }
+
   function testTable(details) {
     // The run's summary (details.message) is the attempt's feedback, already shown above the table.
     const frag = document.createDocumentFragment();
+    // The same table as templates/exercises/test_results.html: failing tests first (the server's
+    // order), a hidden test with only its label and why it failed, an example in full.
     if (details.tests && details.tests.length) {
       const table = el("table", "tests");
+      const caption = el("caption", "sr-only", "Test results");
       const head = el("tr");
-      for (const h of ["Test", "Call", "Expected", "Got", "Result"]) { const th = el("th", "", h); th.scope = "col"; head.append(th); }
-      table.append(el("thead"), el("tbody"));
+      for (const h of ["Test", "Result", "Call", "Expected", "Got"]) { const th = el("th", "", h); th.scope = "col"; head.append(th); }
+      table.append(caption, el("thead"), el("tbody"));
       table.tHead.append(head);
       for (const t of details.tests) {
         const row = el("tr", t.passed ? "pass" : "fail");
-        row.append(el("td", "", t.id));
-        for (const v of [t.call, t.expected, t.got]) { const td = el("td"); td.append(el("code", "", v || "")); row.append(td); }
-        row.append(el("td", "", t.passed ? "✓ passed" : "✗ " + t.message));
+        const label = el("th", "", t.label || t.id || "");
+        label.scope = "row";
+        row.append(label, el("td", "result", t.passed ? "✓ passed" : "✗ " + t.message));
+        if ("call" in t) {
+          for (const [name, v] of [["Call", t.call], ["Expected", t.expected], ["Got", t.got]]) {
+            const td = el("td", "value");
+            td.dataset.label = name;
+            td.append(testValue(v || ""));
+            row.append(td);
+          }
+        } else {
+          const td = el("td", "hidden-test", "Hidden test: its inputs and expected value are not shown.");
+          td.colSpan = 3;
+          row.append(td);
+        }
         table.tBodies[0].append(row);
       }
       frag.append(table);
@@ -103,7 +128,7 @@
     // Each test's result as it completes (the final verdict replaces the list).
     const list = el("ul", "live-tests");
     for (const t of (a.run && a.run.tests) || []) {
-      const item = el("li", t.passed ? "ok" : "bad", (t.passed ? "✓ " : "✗ ") + t.id);
+      const item = el("li", t.passed ? "ok" : "bad", (t.passed ? "✓ " : "✗ ") + t.label);
       if (!t.passed && t.message) item.append(document.createTextNode(" — " + t.message));
       list.append(item);
     }
@@ -151,16 +176,18 @@
     }
   }
 
-  async function show(res) {
+  async function show(res, region) {
+    // The verdict goes by the button that asked for it: a Debug's lines above its fix (#lines-feedback).
+    region = region || feedback;
     if (res.status === 202) {
       if (!FINAL.includes(res.body.status)) return follow(res.body.url, res.body);
       res = { status: 201, body: res.body }; // graded before the answer left the server
     }
-    feedback.replaceChildren();
+    region.replaceChildren();
     if (res.status === 201 && res.body.status === "not_graded") {
       const box = el("div", "msg invalid");
       box.append(el("strong", "", "Not graded — no attempt used. "), document.createTextNode(res.body.feedback));
-      feedback.append(box);
+      region.append(box);
       return;
     }
     if (res.status === 201) {
@@ -183,7 +210,7 @@
         link.href = next.href;
         box.append(link);
       }
-      feedback.append(box);
+      region.append(box);
       if (a.state) document.getElementById("attempt-count").textContent = a.state.attempts;
       if (!a.state || a.correct || a.solution) await swap(["state-line", "solution", "hints"]);
       return;
@@ -192,13 +219,33 @@
     const box = el("div", "msg invalid");
     box.append(el("strong", "", res.status === 400 ? "Not graded — no attempt used. " : ""), document.createTextNode(err.message));
     if (err.details && err.details.understood) box.append(el("div", "understood", "We read: " + err.details.understood));
-    feedback.append(box);
+    if (err.details && err.details.field) markUnread(err.details.field, err.details.understood);
+    region.append(box);
+  }
+
+  function fieldInput(cid) {
+    return form.querySelector('input[name="cell:' + CSS.escape(cid) + '"], input[name="part:' + CSS.escape(cid) + '"]');
+  }
+
+  function clearMarks() {
+    // Each check starts clean: no part or cell keeps a status from an earlier one.
+    for (const mark of form.querySelectorAll(".cell-mark")) mark.remove();
+    for (const input of form.querySelectorAll("input[aria-invalid]")) input.removeAttribute("aria-invalid");
+  }
+
+  function markUnread(cid, understood) {
+    // The part or cell we could not read (the check cost nothing; the message above says why).
+    const input = fieldInput(cid);
+    if (!input) return;
+    input.setAttribute("aria-invalid", "true");
+    const mark = el("span", "cell-mark bad", "✗ could not read this" + (understood ? " (read as " + understood + ")" : ""));
+    input.after(mark);
   }
 
   function markCells(cells) {
     // Each graded cell says so next to its input, in words as well as colour.
     for (const [cid, v] of Object.entries(cells)) {
-      const input = form.querySelector('input[name="cell:' + CSS.escape(cid) + '"], input[name="part:' + CSS.escape(cid) + '"]');
+      const input = fieldInput(cid);
       if (!input) continue;
       input.setAttribute("aria-invalid", v.correct ? "false" : "true");
       let mark = input.parentElement.querySelector(".cell-mark");
@@ -251,6 +298,7 @@
       const button = which.querySelector("button[type=submit]");
       button.disabled = true;
       currentRun++; // a run still followed from before stops writing to the feedback
+      if (which === form) clearMarks();
       let res;
       try {
         res = await post(which.dataset.api, payload(which));
@@ -258,8 +306,11 @@
         which.submit(); // the request never got an answer: fall back to the plain form post
         return;
       }
+      // Recorded: drafts.js drops the unsaved draft it kept of this code.
+      if (res.status === 201 || res.status === 202) which.dispatchEvent(new CustomEvent("exercise:submitted", { detail: res.body }));
       try {
-        await show(res); // whatever fails from here on, the answer was recorded: never post it twice
+        const region = which === form ? document.getElementById("lines-feedback") : null;
+        await show(res, region); // whatever fails from here on, the answer was recorded: never post it twice
       } finally {
         button.disabled = false;
       }
@@ -270,7 +321,8 @@
   if (pending) follow(pending.dataset.attemptUrl);
 
   // As you type a number, how it will be read: the same reading the grader takes. A numeric
-  // exercise has one field; each numeric part of a multi-part exercise has its own.
+  // exercise has one field; each part of a multi-part exercise (a number or a formula) and each
+  // table cell has its own.
   function livePreview(input, preview, field) {
     let timer = null;
     input.addEventListener("input", () => {
@@ -288,7 +340,7 @@
   const answerPreview = document.getElementById("understood-preview");
   if (format === "numeric" && answerInput && answerPreview) livePreview(answerInput, answerPreview, null);
   for (const partInput of form.querySelectorAll("input[data-preview-field]")) {
-    const partPreview = document.getElementById("part-" + partInput.dataset.previewField + "-preview");
+    const partPreview = document.getElementById(partInput.dataset.previewOut || "part-" + partInput.dataset.previewField + "-preview");
     if (partPreview) livePreview(partInput, partPreview, partInput.dataset.previewField);
   }
 })();

@@ -4,8 +4,8 @@ Each returns a list of problems (empty when the exercise is sound). Beyond the s
 formula evaluates to a finite number in a known unit; every placeholder renders; every given is
 shown to the learner; the answer rounded to the figures the prompt asks for is accepted and every
 known mistake is rejected; choices have their correct option(s); an order is complete and
-consistent; table cells resolve; buggy lines are exactly the lines the fix changes; reference
-solutions pass their tests and starter code fails them.
+consistent; table cells resolve; every exercise has an explanation; buggy lines are exactly the
+lines the fix changes; reference solutions pass their tests and starter code fails them.
 """
 
 from __future__ import annotations
@@ -19,10 +19,20 @@ from apps.exercises.content.render import RenderError, markdown_html, placeholde
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
 from apps.exercises.content.secrecy import chapter_leaks, exercise_leaks
+from apps.exercises.content.slips import figure_problems, grouped_in_shapes, label_problems
 from apps.exercises.content.texts import leftovers, slots
 from apps.exercises.content.variants import Variant, samples
 from apps.exercises.grading.formula import FormulaError, names, scope_of
-from apps.exercises.jobs import code_cases, code_job, limits_for, probe_problems
+from apps.exercises.jobs import (
+    ReferenceFailed,
+    code_cases,
+    code_job,
+    example_problems,
+    limits_for,
+    probe_problems,
+    reference_job,
+    with_reference,
+)
 from apps.sandbox.runner import Runner, SandboxUnavailable
 from apps.sandbox.verdict import Verdict as RunVerdict
 from apps.sandbox.verdict import judge
@@ -45,6 +55,10 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
     fmt = formats.get(spec.format)
     if spec.kind in CHECKED_KINDS and spec.kind not in fmt.kinds:
         problems.append(f"a {spec.kind} exercise cannot use the {spec.format} format")
+    if not spec.explanation.strip():
+        # The schema lets a choice leave it out (versions stored before this check still load);
+        # new content may not: a reveal shows the explanation beside each option's feedback.
+        problems.append("no explanation: every exercise needs one, shown once it is solved or revealed")
     try:
         resolved = resolve(spec)
     except ContentError as exc:
@@ -53,6 +67,8 @@ def check_exercise(spec: ExerciseSpec, *, runner: Runner | None = None) -> list[
     problems += _check_givens_shown(spec)
     if spec.vary is not None and not problems:
         problems += check_variants(spec)
+    if spec.code is not None:
+        problems += example_problems(spec.code, values_known=runner is not None)
     if spec.code is not None and runner is not None:
         buggy = fmt.buggy_code or spec.kind == ExerciseKind.DEBUG
         problems += check_code(spec.code, runner=runner, buggy=buggy)
@@ -68,6 +84,8 @@ def _check_resolved(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]
             f"{where}: math not rendered: {m!r} (no spaces just inside the dollars)"
             for m in unrendered_math(markdown_html(text))
         ]
+        problems += [f"{where}: thousands separators in a shape or index: {bit!r}" for bit in grouped_in_shapes(text)]
+    problems += label_problems(resolved) + figure_problems(resolved)
     problems += exercise_leaks(resolved)
     problems += formats.get(spec.format).check(resolved.spec, resolved)
     if spec.plot is not None:
@@ -150,6 +168,8 @@ def _check_plot(spec: ExerciseSpec, resolved: ResolvedExercise) -> list[str]:
 
 # Runs of one exercise's solutions at once: the reference, the starter and the wrong ones.
 _PARALLEL_RUNS = 2
+# The draw of random cases that check_content checks the solutions on (a worker draws per attempt).
+CHECK_SEED = 20_261_127
 
 
 def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
@@ -158,16 +178,25 @@ def check_code(code: CodeSpec, *, runner: Runner, buggy: bool) -> list[str]:
     problems: list[str] = []
     if len(code.cases) < 3:
         problems.append("code exercises need at least three test cases")
-    if any(c.expected is None for c in code.cases if not c.probe):
+    if any(c.expected is None for c in code.cases if not c.probe and c.random is None):
         problems.append("a test case has no expected value")
     problems += probe_problems(code)
-    cases = code_cases(code)
+    # Random cases on one fixed draw, their expected values from the reference as a worker gets them.
+    cases = code_cases(code, seed=CHECK_SEED)
+    reference = reference_job(code, cases)
+    if reference is not None:
+        try:
+            cases = with_reference(cases, runner.run(reference, limits_for(code)))
+        except SandboxUnavailable as exc:
+            return [*problems, f"could not run the code: {exc}"]
+        except ReferenceFailed as exc:
+            return [*problems, f"random cases: {exc}"]
     sources = [code.solution, code.starter, *(w.source for w in code.wrong)]
 
     def run(index: int) -> RunVerdict:
         # One CPU each (the slot pins it), as a worker's pool processes are.
         limits = limits_for(code, slot=index % _PARALLEL_RUNS)
-        return judge(runner.run(code_job(code, sources[index]), limits), cases, code.entry)
+        return judge(runner.run(code_job(code, sources[index], cases), limits), cases, code.entry)
 
     try:
         with ThreadPoolExecutor(max_workers=_PARALLEL_RUNS) as pool:
@@ -196,6 +225,9 @@ def check_chapter(chapter: ChapterSpec) -> list[str]:
     except (FormulaError, RenderError) as exc:
         return [f"chapter {chapter.number} intro: {exc}"]
     problems = [f"chapter {chapter.number} intro: template syntax left unrendered: {bit!r}" for bit in leftovers(text)]
+    problems += [
+        f"chapter {chapter.number} intro: thousands separators in a shape: {b!r}" for b in grouped_in_shapes(text)
+    ]
     problems += chapter_leaks(chapter)
     if any(e.vary is not None for e in chapter.exercises):
         # Learners' own numbers: a chapter's exercises share them, and its intro is the seed's.

@@ -145,6 +145,7 @@ def test_exercise_detail_numeric(api: APIClient) -> None:
         "unit": "params",
         "quantity": "a number of parameters",
         "sig_figs": 4,
+        "unit_note": "a bare number is read in M params, or in params from 1,000,000 up; units welcome",
     }
     assert "<mn>50,257</mn>" in body["prompt_html"]
     assert body["hints"] == {"total": 2, "shown": []}
@@ -194,7 +195,7 @@ def test_numeric_attempts(api: APIClient, student: User) -> None:
     right = api.post(url("0.1", "attempts"), {"answer": "124.3M"}, format="json").json()
     assert right["verdict"] == "correct"
     assert right["state"]["attempts"] == 2  # the invalid one cost nothing
-    assert right["solution"]["answer"]["text"] == "124.32 M params"
+    assert right["solution"]["answer"]["text"] == "124.3 M params"  # the four figures the prompt asks for
     assert "84,934,656" in right["solution"]["explanation_html"]
     assert Attempt.objects.filter(user=student).count() == 2
 
@@ -441,7 +442,7 @@ def test_reveal_hints_and_preview(api: APIClient, student: User) -> None:
     revealed = api.post(url("1.3", "reveal")).json()
     assert revealed["state"]["revealed"] is True
     assert revealed["solution"]["answer"]["text"] == "8.59 GB"
-    assert revealed["solution"]["answer"]["alternates"][0]["text"].startswith("8 GB")
+    assert revealed["solution"]["answer"]["alternates"][0]["text"].startswith("8.00 GB")  # the figures asked
 
 
 def test_attempt_submission_is_throttled(api: APIClient, monkeypatch: pytest.MonkeyPatch) -> None:

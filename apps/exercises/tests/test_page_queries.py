@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
-from apps.exercises import services
+from apps.exercises import formats, services
 from apps.exercises.choices import AnswerFormat, AttemptPart, AttemptStatus, CodeOutcome, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.loader import load_workbook
@@ -30,14 +30,21 @@ from apps.learning import services as learning_services
 pytestmark = pytest.mark.django_db
 
 WB = "/w/transformer-math/"
+# Every page's navigation: the learner's reviews due today, one query (learning.selectors.nav_reviews_due).
+NAV_QUERIES = 1
 # Session, user, then the page's own: workbook, its exercises, the learner's progress rows,
 # chapters with their totals, solved counts per chapter, the learner's due dates for it.
-WORKBOOK_QUERIES = 8
+WORKBOOK_QUERIES = 8 + NAV_QUERIES
 # Session, user, then: the learner's progress row, the workbook's order (previous/next), the
 # five latest attempts. (The exercise itself is cached per process: selectors.exercise_get.)
-EXERCISE_QUERIES = 5
+EXERCISE_QUERIES = 5 + NAV_QUERIES
 # An exercise whose numbers vary per learner reads whose numbers they are (a cohort may share them).
 VARYING_EXTRA = 1
+# An exercise that takes code (a Build, a Debug's fix) reads the learner's last submission: the
+# editor opens on it (learning.selectors.exercise_page).
+CODE_EXTRA = 1
+# A solution shown beside the learner's own last answer (choice, order, lines, table) reads that answer.
+BESIDE_EXTRA = 1
 # One exercise per answer format.
 FORMATS = {"0.1": "numeric", "0.3": "choice", "2.5": "order", "0.6": "lines", "8.5": "table", "0.5": "code"}
 
@@ -184,8 +191,10 @@ def test_exercise_page_queries_do_not_grow_with_attempts_or_hints(
     client = login(busy)
     client.get(path)
     assert exercise.current_version is not None
-    expected = EXERCISE_QUERIES + (VARYING_EXTRA if cache.resolved(exercise.current_version).spec.vary else 0)
-    with django_assert_num_queries(expected):
+    spec = cache.resolved(exercise.current_version).spec
+    expected = EXERCISE_QUERIES + (VARYING_EXTRA if spec.vary else 0) + (CODE_EXTRA if spec.code else 0)
+    beside = BESIDE_EXTRA if formats.get(exercise.format).shows_beside else 0
+    with django_assert_num_queries(expected + beside):
         page = client.get(path).text
     assert before == expected
     # The solution is shown, on the learner's own numbers.
