@@ -38,6 +38,8 @@ def _code(where: str) -> dict[str, Any]:
         {"id": line(f"{where}-id", group, cap=200), "args": [line(f"{where}-arg", group, cap=200)], "expected": 1}
         for group in chunks(STORABLE, 6)
     ]
+    # The first is an example: its call (payloads as arguments) is shown under the prompt.
+    cases[0]["example"] = True
     starter = "def echo(x):\n" + "".join(
         f"    # {p.render(where + '-starter')}\n" for p in STORABLE if "\n" not in p.template
     )

@@ -122,16 +122,20 @@ def _joined(where: str, payloads: tuple[Payload, ...] = ALL) -> str:
     return " ".join(p.render(where) for p in payloads)
 
 
-def _submit(w: Watcher, page: Page, form: str = "#answer-form", timeout: float = 90_000) -> None:
-    """Submit ``form`` with JavaScript and wait for its final feedback; then check the page."""
-    page.evaluate("document.getElementById('feedback').replaceChildren()")
+def _submit(
+    w: Watcher, page: Page, form: str = "#answer-form", timeout: float = 90_000, region: str = "feedback"
+) -> None:
+    """Submit ``form`` with JavaScript and wait for its final feedback (in ``region``: a Debug's
+    lines verdict goes by its own button, in #lines-feedback); then check the page."""
+    page.evaluate("(r) => document.getElementById(r).replaceChildren()", region)
     # Submitted by the form itself: markup a payload injected into the page (a button, a form)
     # must not change which control is clicked.
     page.evaluate("(f) => document.querySelector(f).requestSubmit()", form)
     page.wait_for_function(
-        """() => { const f = document.getElementById('feedback');
+        """(r) => { const f = document.getElementById(r);
                   return f.textContent.trim() !== '' && f.getAttribute('aria-busy') !== 'true'
                     && !/Queued for the sandbox|Running your code/.test(f.textContent); }""",
+        arg=region,
         timeout=timeout,
     )
     w.check(page)
@@ -194,7 +198,7 @@ def _build(w: Watcher, page: Page) -> None:
 
 def _debug(w: Watcher, page: Page) -> None:
     page.locator("#answer-form input[name='lines']").first.check()
-    _submit(w, page)
+    _submit(w, page, region="lines-feedback")
     page.locator("textarea#fix-code").fill(content.learner_code()["raises-in-call"])
     _submit(w, page, "#fix-form")
 

@@ -34,7 +34,10 @@ _MARKUP = re.compile(
     r"|\\[A-Za-z]+"
     r"|[A-Za-z0-9)}]\^|\^[A-Za-z0-9{*(]"
     r"|\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9{]"
-    r"|`|\*\*|__"
+    r"|`|\*\*"
+    # Underscores emphasise only as a pair that opens and closes (CommonMark's flanking rules, in
+    # short): "__bold__" or "__init__", not a name such as __xss( that merely starts with them.
+    r"|(?<![A-Za-z0-9])__(?=\S)(?:(?!__).)+?(?<=\S)__(?![A-Za-z0-9])"
 )
 _RENDERED = re.compile(r"<math\b.*?</math>|<code>.*?</code>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
