@@ -28,6 +28,7 @@ from apps.exercises.content.render import format_value
 from apps.exercises.content.resolve import ResolvedExercise
 from apps.exercises.formats.base import inline_html, learner_order
 from apps.exercises.formats.parts import expression_html
+from apps.exercises.grading.numeric import format_in
 from apps.exercises.models import Attempt, Exercise, Workbook
 from apps.exercises.tests.answers import correct_payload, resolved_for, wrong_payload
 from apps.learning.tests.helpers import client_for
@@ -316,7 +317,8 @@ def test_reveals_hints_and_a_unit_note_are_flagged(cohort: Cohort) -> None:
     r = resolved_for(noted, ada)
     assert r.numeric is not None
     convention = next(a for a in r.numeric.alternates if a.convention)
-    body = submit(api, noted, {"answer": r.numeric.text(convention.value)})
+    # Six figures: the alternate itself (rounded to the figures asked it may leave its tolerance).
+    body = submit(api, noted, {"answer": format_in(convention.value, r.numeric.input_unit, sig=6)})
     assert body["accepted_with_note"] is True
     hinted = find("transformer-math", "order")
     assert api.post(url(hinted, "hints")).status_code == 200
