@@ -21,6 +21,7 @@ from django.db import transaction
 from redis.exceptions import RedisError
 
 from apps.core.redis import full_key, shared_client
+from apps.exercises.content.refs import spec_refs
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
 from apps.exercises.content.schema import ExerciseSpec
@@ -66,7 +67,10 @@ _rendered = _LRU()
 
 
 def _numbers(variant: Variant | None) -> tuple[Any, ...]:
-    return (variant.values, variant.labels) if variant is not None and not variant.is_seed else ()
+    if variant is None:
+        return ()
+    numbers = () if variant.is_seed else (variant.values, variant.labels)
+    return (*numbers, variant.known) if variant.known else numbers
 
 
 def resolved(version: VersionLike, variant: Variant | None = None) -> ResolvedExercise:
@@ -92,6 +96,15 @@ def rendered(version: VersionLike, variant: Variant | None = None) -> Rendered:
 
     key = (version.pk, version.content_hash, _numbers(variant))
     return _rendered.get_or_make(key, make)  # type: ignore[no-any-return]
+
+
+_references = _LRU()
+
+
+def references(version: VersionLike) -> tuple[str, ...]:
+    """The exercise ids (keys) a version's text refers to with ``{% ref %}``."""
+    key = (version.pk, version.content_hash)
+    return _references.get_or_make(key, lambda: tuple(spec_refs(version.spec)))  # type: ignore[no-any-return]
 
 
 # ---- content generation --------------------------------------------------------------------

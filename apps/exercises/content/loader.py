@@ -245,6 +245,57 @@ def _inline_presets(raw: dict[str, Any], tables: dict[str, dict[str, dict[str, A
             givens.setdefault(given, table[use["seed"]][field])
 
 
+def _inline_scenarios(raw: dict[str, Any], tables: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Copy each chapter scenario into the exercises that name it: its seed givens and derived
+    formulas join theirs, and its draw rules go to ``vary.scenario`` (one draw for them all)."""
+    scenarios = raw.get("scenarios") or {}
+    if not isinstance(scenarios, dict):
+        return
+    for name, scenario in scenarios.items():
+        if isinstance(scenario, dict) and isinstance(scenario.get("vary"), dict):
+            holder = {
+                "number": f"scenario {name}",
+                "givens": scenario.setdefault("givens", {}),
+                "vary": scenario["vary"],
+            }
+            _inline_presets(holder, tables)
+    for ex in raw.get("exercises") or []:
+        if not isinstance(ex, dict) or ex.get("scenario") is None:
+            continue
+        name = ex["scenario"]
+        scenario = scenarios.get(name)
+        if not isinstance(scenario, dict):
+            raise LoadError(f"exercise {ex.get('number')}: no scenario {name!r} in this chapter's `scenarios`")
+        givens, derived = scenario.get("givens") or {}, scenario.get("derived") or {}
+        own = {**(ex.get("givens") or {}), **(ex.get("derived") or {})}
+        clash = sorted(set(own) & (set(givens) | set(derived)))
+        if clash:
+            raise LoadError(
+                f"exercise {ex.get('number')}: {clash} belong to scenario {name!r}; the exercise must not define them again"
+            )
+        ex["givens"] = {**givens, **(ex.get("givens") or {})}
+        ex["derived"] = {**derived, **(ex.get("derived") or {})}
+        sc_vary = scenario.get("vary") or {}
+        vary = ex.get("vary")
+        if not isinstance(vary, dict):
+            vary = {}
+        vary["scenario"] = {
+            "name": name,
+            "members": [
+                str(e.get("number"))
+                for e in raw.get("exercises") or []
+                if isinstance(e, dict) and e.get("scenario") == name
+            ],
+            "seed": dict(givens),
+            "derived": dict(derived),
+            "givens": sc_vary.get("givens") or {},
+            "presets": sc_vary.get("presets") or [],
+            "require": sc_vary.get("require") or [],
+        }
+        if vary["scenario"]["givens"] or vary["scenario"]["presets"] or vary.get("givens") or vary.get("presets"):
+            ex["vary"] = vary
+
+
 def load_workbook(
     workbook_dir: Path, *, expected: Expected | None = None, compute_expected: bool = True, chapter_glob: str = "*"
 ) -> WorkbookSpec:
@@ -266,6 +317,7 @@ def load_workbook(
     for path in sorted((workbook_dir / "chapters").glob(f"{chapter_glob}.yaml")):
         raw = _yaml(path)
         try:
+            _inline_scenarios(raw, presets)
             kept = []
             for ex in raw.get("exercises") or []:
                 if isinstance(ex, dict):

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any, cast
 
+from apps.exercises.content.refs import fill_refs, spec_refs
 from apps.exercises.content.schema import ExerciseSpec, NumericAnswer, SymbolicAnswer, TableColumn
 from apps.exercises.content.texts import TextError, render_spec
 from apps.exercises.content.variants import Variant, fill_labels, seed_labels
@@ -62,6 +64,10 @@ def grading_hash(spec: ExerciseSpec, *, legacy: bool = False) -> str:
     data = spec.model_dump(mode="json", exclude=exclude)
     if data.get("vary") is None:
         data.pop("vary", None)  # exercises that do not vary keep the hash they had before variants
+    elif data["vary"].get("scenario") is None:
+        data["vary"].pop("scenario", None)
+    if data.get("scenario") is None:
+        data.pop("scenario", None)  # nor do exercises outside a scenario
     if data.get("options"):
         data["options"] = [
             {
@@ -152,11 +158,14 @@ def symbolic_target(answer: SymbolicAnswer, scope: dict[str, Number], where: str
 def with_variant(spec: ExerciseSpec, variant: Variant | None) -> ExerciseSpec:
     """The spec with a variant's givens, and its preset rows' names in the prose."""
     labels = dict(variant.labels) if variant is not None else seed_labels(spec)
-    if (variant is None or variant.is_seed) and not labels:
-        return spec
     data = spec.model_dump(mode="json")
+    referring = bool(spec_refs(data))
+    if (variant is None or variant.is_seed) and not labels and not referring:
+        return spec
     if variant is not None:
         data["givens"] = variant.givens(spec)
+    if referring:  # each `{% ref %}` takes its branch for what this learner has finished
+        data = cast(dict[str, Any], fill_refs(data, variant.known if variant is not None else ()))
     return ExerciseSpec.model_validate(fill_labels(data, labels))
 
 

@@ -338,6 +338,19 @@ class PresetUse(Strict):
         return list(self.pick) if self.pick is not None else sorted(self.rows)
 
 
+class ScenarioDraw(Strict):
+    """A chapter's scenario as the loader copies it into each exercise that takes part: the givens
+    drawn once per (learner, scenario, round), so every exercise of a chain sees the same ones."""
+
+    name: str
+    seed: dict[str, Scalar] = Field(default={}, description="the scenario's givens at round 0")
+    derived: dict[str, str] = {}
+    givens: dict[str, VaryRule] = {}
+    presets: list[PresetUse] = []
+    require: list[str] = []
+    members: list[str] = Field(default=[], description="the numbers of the chapter's exercises in it")
+
+
 class VarySpec(Strict):
     """Per-learner numbers: which givens vary, and what a variant must satisfy."""
 
@@ -346,6 +359,33 @@ class VarySpec(Strict):
     require: list[str] = Field(
         default=[], description="formulas over givens and derived values; a variant where one is 0 is not used"
     )
+    # Filled by the loader (authors write `scenario: <name>` on the exercise): the shared draw.
+    scenario: ScenarioDraw | None = None
+
+    @property
+    def local(self) -> bool:
+        """Whether the exercise draws givens of its own (beside its scenario's)."""
+        return bool(self.givens or self.presets)
+
+
+class ScenarioSpec(Strict):
+    """Givens a chain of exercises shares (a model, a chip, a workload, a fleet), declared once in
+    the chapter and drawn once per (learner, scenario, round)."""
+
+    givens: dict[str, Scalar] = Field(default={}, description="the seed's values (round 0)")
+    derived: dict[str, str] = Field(default={}, description="formulas every exercise of the scenario gets")
+    vary: VarySpec | None = None
+
+    @model_validator(mode="after")
+    def _names(self) -> Self:
+        _check_names(list(self.givens) + list(self.derived), "scenario given/derived")
+        if self.vary is not None:
+            if self.vary.scenario is not None:
+                raise ValueError("a scenario's `vary` cannot name a scenario")
+            unknown = set(self.vary.givens) - set(self.givens)
+            if unknown:
+                raise ValueError(f"varying givens without a seed value in the scenario's givens: {sorted(unknown)}")
+        return self
 
 
 class ExerciseSpec(Strict):
@@ -381,6 +421,8 @@ class ExerciseSpec(Strict):
     plot: PlotSpec | None = None
     # Per-learner numbers (None: every learner sees the seed's numbers).
     vary: VarySpec | None = None
+    # The chapter's scenario it shares givens with (the loader copies it into `vary.scenario`).
+    scenario: str | None = None
 
     @field_validator("number")
     @classmethod
@@ -455,13 +497,15 @@ class ExerciseSpec(Strict):
         if self.buggy_lines is not None and not self.buggy_lines:
             raise ValueError("buggy_lines must name at least one line")
         if self.vary is not None:
-            varied = list(self.vary.givens) + [g for p in self.vary.presets for g in p.set]
+            scenario = self.vary.scenario
+            shared = (list(scenario.givens) + [g for p in scenario.presets for g in p.set]) if scenario else []
+            varied = list(self.vary.givens) + [g for p in self.vary.presets for g in p.set] + shared
             unknown = sorted(set(varied) - set(self.givens))
             if unknown:
                 raise ValueError(f"vary names givens the exercise does not have: {unknown}")
             if len(set(varied)) != len(varied):
                 raise ValueError("vary sets a given twice")
-            labels = [p.label for p in self.vary.presets if p.label]
+            labels = [p.label for p in [*(scenario.presets if scenario else []), *self.vary.presets] if p.label]
             clash = sorted(set(labels) & (set(self.givens) | set(self.derived)))
             if clash:
                 raise ValueError(f"preset labels clash with givens/derived: {clash}")
@@ -476,6 +520,7 @@ class ChapterSpec(Strict):
     intro: str = ""
     givens: dict[str, Scalar] = {}
     derived: dict[str, str] = {}
+    scenarios: dict[str, ScenarioSpec] = {}
     exercises: list[ExerciseSpec]
 
     @model_validator(mode="after")

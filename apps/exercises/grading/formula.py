@@ -10,6 +10,7 @@ integers); division produces floats.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -140,9 +141,16 @@ def _check_node(node: ast.AST, source: str) -> None:
 
 def names(source: str) -> set[str]:
     """The variable names a formula refers to (excluding functions and constants)."""
+    return set(_names(source))
+
+
+@functools.lru_cache(maxsize=16384)
+def _names(source: str) -> frozenset[str]:
     tree = parse(source)
     called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in called and n.id not in CONSTANTS}
+    return frozenset(
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in called and n.id not in CONSTANTS
+    )
 
 
 def evaluate(source: str, variables: Mapping[str, Number]) -> Number:
