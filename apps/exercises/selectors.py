@@ -206,3 +206,26 @@ def workbook_export(*, user: User, slug: str) -> dict[str, Any]:
             status_code=409,
             details={"problems": str(exc)},
         ) from None
+
+
+def scenario_members(*, exercise: Exercise) -> list[Exercise]:
+    """The other active exercises of ``exercise``'s chapter that share its scenario (none outside
+    a scenario): new numbers for one move them too."""
+    version = exercise.current_version
+    if version is None:
+        return []
+    vary = cache.resolved(version).spec.vary
+    if vary is None or vary.scenario is None:
+        return []
+    name = vary.scenario.name
+    members = []
+    for other in (
+        Exercise.objects.filter(chapter_id=exercise.chapter_id, is_active=True)
+        .exclude(pk=exercise.pk)
+        .select_related("current_version")
+        .order_by("position")
+    ):
+        other_vary = cache.resolved(other.current_version).spec.vary if other.current_version else None
+        if other_vary is not None and other_vary.scenario is not None and other_vary.scenario.name == name:
+            members.append(other)
+    return members

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.utils import timezone
@@ -237,8 +238,9 @@ class ExerciseNewNumbersApi(APIView):
     )
     def post(self, request: Request, slug: str, number: str) -> Response:
         user, exercise = request_user(request), _exercise(slug, number)
-        services.exercise_new_numbers(user=user, exercise=exercise)
+        moved = services.exercise_new_numbers(user=user, exercise=exercise)
         page = learning_selectors.exercise_page(user=user, exercise=exercise)
+        page = dataclasses.replace(page, moved=tuple(m.number for m in moved))
         return Response(represent(ExerciseDetailOut, page))
 
 

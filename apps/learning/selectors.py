@@ -65,6 +65,8 @@ class ExercisePage(ExerciseRow):
     # The learner's own latest code submission here (a Build's code, a Debug's fix), whatever came
     # of it: the editor opens on it rather than on the starter. None without one, or without code.
     last_code: Attempt | None = None
+    # The exercises (numbers) that moved to new numbers with this one (a new-numbers response).
+    moved: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,12 +92,24 @@ class ProgressOnVersion:
 
 
 def learner_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersion, round: int) -> Variant:  # noqa: A002
-    """The numbers ``user_id`` sees on round ``round`` of their progress (1 at first)."""
+    """The numbers ``user_id`` sees on round ``round`` of their progress (1 at first), and which
+    exercises its references point to they have finished."""
     spec = cache.resolved(version).spec
     if spec.vary is None:
-        return variants.SEED
+        return _knowing(variants.SEED, user_id=user_id, exercise=exercise, version=version, round=round)
     seed, offset = progress_selectors.numbers_seed(user_id=user_id, workbook_id=exercise.workbook_id)
-    return variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
+    found = variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
+    return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round)
+
+
+def _knowing(variant: Variant, *, user_id: int, exercise: Exercise, version: ExerciseVersion, round: int) -> Variant:  # noqa: A002
+    """``variant`` with the referenced exercises this learner has finished (one query, and only for
+    an exercise whose text refers to another's answer)."""
+    ids = cache.references(version)
+    if not ids:
+        return variant
+    finished = progress_selectors.finished_rounds(user_id=user_id, workbook_id=exercise.workbook_id, keys=ids)
+    return variant.knowing(finished, [number for number, r in finished.values() if r != round])
 
 
 def progress_on_version(exercise: Exercise, progress: ExerciseProgress) -> ProgressOnVersion:
@@ -111,7 +125,8 @@ def current_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersio
     if spec.vary is None:
         return variants.SEED
     round_, seed, offset = progress_selectors.learner_numbers(user_id=user_id, exercise=exercise)
-    return variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round_ + offset))
+    found = variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round_ + offset))
+    return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round_)
 
 
 def attempt_variant(attempt: Attempt) -> Variant:
@@ -180,6 +195,19 @@ def workbook_page(*, user: User | None, workbook: Workbook) -> WorkbookPage:
 def exercise_rows(*, user: User | None, exercises: list[Exercise]) -> list[ExerciseRow]:
     progress = progress_selectors.progress_map(user=user, exercises=exercises)
     return [ExerciseRow(e, state_of(progress.get(e.pk))) for e in exercises]
+
+
+def scenario_members(page: ExercisePage) -> list[str]:
+    """The numbers of the other exercises sharing this one's scenario (its chain's givens)."""
+    vary = cache.resolved(page.version).spec.vary
+    if vary is None or vary.scenario is None:
+        return []
+    return [n for n in vary.scenario.members if n != page.exercise.number]
+
+
+def moved_numbers(page: ExercisePage, asked: str) -> tuple[str, ...]:
+    members = scenario_members(page)
+    return tuple(n for n in asked.split(",") if n in members)
 
 
 def chapter_page(*, user: User | None, workbook: Workbook, chapter: Chapter) -> ChapterPage:

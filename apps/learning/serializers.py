@@ -30,6 +30,7 @@ from apps.learning.selectors import (
     ExerciseRow,
     ProgressOnVersion,
     WorkbookRow,
+    scenario_members,
 )
 from apps.progress import srs
 from apps.progress.models import ExerciseProgress, ReviewCard, SkillCheck
@@ -170,9 +171,32 @@ class NumbersOut(serializers.Serializer[Any]):
     new_numbers_allowed = serializers.SerializerMethodField(
         help_text="`POST …/new-numbers/` gives the next round (after solving or revealing)."
     )
+    scenario = serializers.SerializerMethodField(
+        help_text="The chapter scenario whose givens this exercise shares with others (null: none)."
+    )
+    shared_with = serializers.SerializerMethodField(
+        help_text="The exercises (numbers) drawn on the same scenario: new numbers move the unfinished ones together."
+    )
+    finished_on_other_numbers = serializers.ListField(
+        source="variant.elsewhere",
+        child=serializers.CharField(),
+        help_text="Exercises this one builds on that the learner finished on other numbers (an earlier round): "
+        "what they give on these numbers is shown here.",
+    )
+    moved = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="In a new-numbers response: the exercises (numbers) not finished yet that moved to new numbers with it.",
+    )
 
     def get_varies(self, page: ExercisePage) -> bool:
         return cache.resolved(page.version).spec.vary is not None
+
+    def get_scenario(self, page: ExercisePage) -> str | None:
+        vary = cache.resolved(page.version).spec.vary
+        return vary.scenario.name if vary is not None and vary.scenario is not None else None
+
+    def get_shared_with(self, page: ExercisePage) -> list[str]:
+        return scenario_members(page)
 
     def get_new_numbers_allowed(self, page: ExercisePage) -> bool:
         return self.get_varies(page) and page.progress.answer_visible

@@ -476,12 +476,13 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
 
 
 @transaction.atomic
-def exercise_new_numbers(*, user: User, exercise: Exercise) -> ExerciseProgress:
+def exercise_new_numbers(*, user: User, exercise: Exercise) -> list[Exercise]:
     """The next round of numbers, for a learner who solved or revealed a varying exercise.
 
     The exercise starts over on the new numbers (answer hidden, hints and parts cleared) like a
     reset: points are earned once, so a solve on new numbers earns none, but it counts toward
-    mastery and the day streak again.
+    mastery and the day streak again. In a scenario, its exercises not finished yet move with it
+    (returned); finished ones keep their numbers.
     """
     version = exercise.current_version
     if version is None or cache.resolved(version).spec.vary is None:
@@ -495,9 +496,12 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> ExerciseProgress:
             code="answer_not_visible",
             status_code=409,
         )
-    progress_services.progress_next_round(progress=progress)
-    logger.info("new numbers", extra={"user_id": user.pk, "exercise_id": exercise.pk, "round": progress.round})
-    return progress
+    moved = progress_services.progress_next_round(progress=progress)
+    logger.info(
+        "new numbers",
+        extra={"user_id": user.pk, "exercise_id": exercise.pk, "round": progress.round, "moved": [m.pk for m in moved]},
+    )
+    return moved
 
 
 @transaction.atomic

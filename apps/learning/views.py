@@ -3,6 +3,7 @@ script upgrades the exercise form to instant feedback through the JSON API."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from django.contrib import messages
@@ -146,8 +147,9 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
                 services.exercise_reveal(user=user, exercise=ex)
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#solution")
             if action == "new_numbers":
-                services.exercise_new_numbers(user=user, exercise=ex)
-                return redirect(reverse("web:exercise", args=[slug, number]))
+                moved = services.exercise_new_numbers(user=user, exercise=ex)
+                query = f"?moved={','.join(m.number for m in moved)}" if moved else ""
+                return redirect(reverse("web:exercise", args=[slug, number]) + query)
             if action == "hint":
                 services.hint_reveal_next(user=user, exercise=ex)
                 return redirect(reverse("web:exercise", args=[slug, number]) + "#hints")
@@ -167,7 +169,12 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     elif (shown := _own_attempt(user, ex, request.GET.get("attempt", ""))) is not None:
         result = represent(AttemptOut, shown)
         submitted = {"code": shown.raw.get("code", "")} if isinstance(shown.raw, dict) else {}
-    data = represent(ExerciseDetailOut, learning_selectors.exercise_page(user=user, exercise=ex))
+    page = learning_selectors.exercise_page(user=user, exercise=ex)
+    if request.method == "GET" and request.GET.get("moved"):
+        # After new numbers: which of the scenario's exercises moved with it (only its members'
+        # numbers are taken from the query; anything else in it is ignored).
+        page = dataclasses.replace(page, moved=learning_selectors.moved_numbers(page, request.GET["moved"]))
+    data = represent(ExerciseDetailOut, page)
     fmt = formats.get(ex.format)
     recent = represent_many(AttemptOut, list(selectors.attempt_list(user=user, exercise=ex)[:5]))
     context = {

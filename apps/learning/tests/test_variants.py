@@ -43,7 +43,15 @@ def test_two_learners_see_different_numbers_and_each_answer_is_only_right_for_it
 ) -> None:
     a, b, prompt_a, prompt_b = two_learners_apart(make_user)
     assert prompt_a != prompt_b
-    assert a.get(URL).json()["numbers"] == {"varies": True, "round": 1, "new_numbers_allowed": False}
+    assert a.get(URL).json()["numbers"] == {
+        "varies": True,
+        "round": 1,
+        "new_numbers_allowed": False,
+        "scenario": None,
+        "shared_with": [],
+        "finished_on_other_numbers": [],
+        "moved": [],
+    }
     assert a.get(URL).json()["prompt_html"] == prompt_a  # stable: the same numbers on every visit
     revealed = a.post(URL + "reveal/").json()["solution"]["answer"]["text"]
     mine = a.post(URL + "attempts/", {"answer": revealed}, format="json").json()
@@ -95,7 +103,15 @@ def test_an_exercise_with_fixed_numbers_has_no_new_numbers(api: APIClient) -> No
         if e.current_version is not None and cache.resolved(e.current_version).spec.vary is None
     )
     url = f"/api/v1/workbooks/{SLUG}/exercises/{fixed.number}/"
-    assert api.get(url).json()["numbers"] == {"varies": False, "round": 0, "new_numbers_allowed": False}
+    assert api.get(url).json()["numbers"] == {
+        "varies": False,
+        "round": 0,
+        "new_numbers_allowed": False,
+        "scenario": None,
+        "shared_with": [],
+        "finished_on_other_numbers": [],
+        "moved": [],
+    }
     api.post(url + "reveal/")
     refused = api.post(url + "new-numbers/")
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "numbers_fixed"

@@ -50,6 +50,7 @@ from apps.progress.selectors.history import ExerciseHistory, HistoryAttempt, Lea
 from apps.progress.selectors.learner import (
     chapter_list,
     continue_point,
+    finished_rounds,
     learner_numbers,
     numbers_seed,
     progress_get,
@@ -123,6 +124,7 @@ __all__ = [
     "due_cards",
     "exercise_figures",
     "exercise_stats",
+    "finished_rounds",
     "leaderboard",
     "learner_attempts",
     "learner_due",

@@ -3,6 +3,7 @@ progress rows of the exercises on a page, and where to continue."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
@@ -135,3 +136,15 @@ def learner_numbers(*, user_id: int, exercise: Exercise) -> tuple[int, str, int]
     )
     round_, shared = row if row is not None else (None, None)
     return (1 if round_ is None else round_), *_seed(user_id, shared)
+
+
+def finished_rounds(*, user_id: int, workbook_id: int, keys: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """Of the exercises ``keys`` names, the ones the learner solved or revealed: key -> (number, the
+    round of numbers they did it on)."""
+    rows = ExerciseProgress.objects.filter(
+        Q(solved_at__isnull=False) | Q(revealed_at__isnull=False),
+        user_id=user_id,
+        workbook_id=workbook_id,
+        exercise__key__in=list(keys),
+    ).values_list("exercise__key", "exercise__number", "round")
+    return {key: (number, round_) for key, number, round_ in rows}

@@ -22,6 +22,7 @@ from django.db import transaction
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import formats
+from apps.exercises import selectors as exercise_selectors
 from apps.exercises.models import Exercise
 from apps.progress import srs
 from apps.progress.models import ExerciseProgress, ReviewCard
@@ -81,11 +82,41 @@ def review_revealed(*, progress: ExerciseProgress, at: datetime) -> None:
     review_wrong(progress=progress, at=at)
 
 
-def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) -> None:
+def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) -> list[Exercise]:
     """Start an exercise over on its next round of numbers (new numbers, or a review): the answer
     hidden again, hints and parts cleared; attempts, points and first-try statistics kept, as a
-    workbook reset keeps them. The caller holds the row's lock."""
-    progress.round += 1
+    workbook reset keeps them. The caller holds the row's lock.
+
+    In a scenario (givens a chain of exercises shares) the whole scenario moves: the round is one
+    past any the learner has had in it, and every exercise of it not finished yet (neither solved
+    nor revealed) moves to that round too, so the chain stays on one set of numbers; finished ones
+    keep the numbers they were finished on. Returns the exercises that moved with it."""
+    members = exercise_selectors.scenario_members(exercise=progress.exercise)
+    rows = {
+        p.exercise_id: p
+        for p in ExerciseProgress.objects.select_for_update()
+        .filter(user_id=progress.user_id, exercise__in=members)
+        .order_by("pk")
+    }
+    target = max([progress.round, *(p.round for p in rows.values())]) + 1
+    _start_over(progress, target, reviewing=reviewing)
+    moved = []
+    for member in members:
+        row = rows.get(member.pk)
+        if row is not None and row.answer_visible:
+            continue  # finished: its attempts and reveal stay on its numbers
+        if row is None:
+            ExerciseProgress.objects.create(
+                user_id=progress.user_id, exercise=member, workbook_id=member.workbook_id, round=target
+            )
+        elif row.round != target:
+            _start_over(row, target, reviewing=row.reviewing)
+        moved.append(member)
+    return moved
+
+
+def _start_over(progress: ExerciseProgress, round: int, *, reviewing: bool) -> None:  # noqa: A002 - the word
+    progress.round = round
     progress.solved_at = progress.revealed_at = progress.first_solve_attempt = None
     progress.parts_solved = progress.hints_used = 0
     progress.solved_with_note = False
