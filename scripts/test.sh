@@ -6,7 +6,9 @@
 #   images        the sandbox image (reused while its inputs are unchanged) and gVisor's runtime
 #   lint          ruff (check and format), mypy, import-linter's contracts
 #   check_content every workbook's content checks; code runs come from the verdict cache when the
-#                 image, tests and source are unchanged (apps/sandbox/cache.py)
+#                 image, tests and source are unchanged (apps/sandbox/cache.py). A passing run is
+#                 recorded in var/check-content.json, which the suite's own check reads
+#                 (apps/exercises/tests/test_commands.py) instead of repeating it
 #   pytest        the whole suite on PYTEST_WORKERS pytest-xdist workers (default 2), the long tests
 #                 first on workers of their own (conftest.py), and the 25 slowest tests listed
 #
@@ -77,5 +79,8 @@ phase venv bash scripts/venv.sh dev
 phase services bash scripts/services.sh start
 phase images images
 phase lint lint
-phase check_content test_env DJANGO_SETTINGS_MODULE=config.settings.test $VENV/bin/python manage.py check_content
+# Recorded (output and a fingerprint of its inputs): the suite's own check_content test reads it.
+rm -f var/check-content.json
+phase check_content test_env DJANGO_SETTINGS_MODULE=config.settings.test $VENV/bin/python manage.py check_content \
+    --record var/check-content.json
 phase pytest run_pytest

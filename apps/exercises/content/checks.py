@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from apps.exercises import formats, roofline
 from apps.exercises.choices import ExerciseKind
+from apps.exercises.content.refs import spec_refs
 from apps.exercises.content.render import RenderError, markdown_html, placeholders, substitute, unrendered_math
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, CodeSpec, ExerciseSpec
@@ -111,6 +112,12 @@ def check_variants(spec: ExerciseSpec, n: int = VARIANT_SAMPLES) -> list[str]:
         except ContentError as exc:
             return [f"variant {_givens(variant)}: {exc}"]
         problems = _check_resolved(spec, resolved)
+        refs = spec_refs(spec.model_dump(mode="json"))
+        if refs and not problems:  # and as a learner who finished what it refers to reads it
+            try:
+                problems = _check_resolved(spec, resolve(spec, variant.knowing(refs)))
+            except ContentError as exc:
+                problems = [str(exc)]
         if problems:
             return [f"variant {_givens(variant)}: {p}" for p in problems]
         answers.add(repr(_answers(resolved)))

@@ -7,10 +7,13 @@ values a ``tests.py`` leaves out are not computed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from apps.exercises.content.checks import check_chapter, check_exercise
+from apps.exercises.content.consistency import Consistency, check_consistency
 from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_dirs
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
@@ -19,6 +22,32 @@ from apps.exercises.content.variants import Coverage, coverage
 from apps.sandbox.runner import Runner
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "fixtures" / "workbooks"
+# What a check's outcome depends on besides the content: the code that checks it and runs it.
+CHECKING_CODE = [Path(__file__).resolve().parents[2], Path(__file__).resolve().parents[3] / "sandbox"]
+
+
+def fingerprint(root: Path, image: str) -> str:
+    """A digest of everything a full check_content's outcome depends on: every file of the content
+    root, the checking and sandbox code, and the sandbox image's tag."""
+    digest = hashlib.sha256(image.encode())
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files += sorted(p for folder in CHECKING_CODE for p in folder.rglob("*.py") if "/tests/" not in str(p))
+    for path in files:
+        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def recorded_run(record: Path, root: Path, image: str) -> str | None:
+    """The output of a passing full check_content recorded at ``record`` (``--record``), if it was
+    of exactly these inputs."""
+    try:
+        data = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint(root, image):
+        return None
+    output = data.get("output")
+    return output if isinstance(output, str) else None
 
 
 @dataclass
@@ -32,6 +61,7 @@ class WorkbookReport:
     longest_correct: int = 0  # of them, those whose correct option is strictly the longest
     wrong_solutions: int = 0  # plausible wrong solutions run against the hidden tests
     coverage: Coverage = field(default_factory=Coverage)  # how much varies per learner
+    consistency: Consistency | None = None  # draws, collisions: one story per learner
 
     def summary(self) -> str:
         """The counts behind "ok": the length tell over single-answer choices, wrong solutions run."""
@@ -44,12 +74,22 @@ class WorkbookReport:
             parts.append(f"{self.wrong_solutions} wrong solutions must fail")
         if self.coverage.auto_graded:
             parts.append(self.coverage.text())
+        if self.consistency is not None and self.consistency.text():
+            parts.append(self.consistency.text())
         return "; ".join(parts)
 
 
 def check_workbooks(
-    root: Path = DEFAULT_ROOT, slugs: list[str] | None = None, *, runner: Runner | None, chapter_glob: str = "*"
+    root: Path = DEFAULT_ROOT,
+    slugs: list[str] | None = None,
+    *,
+    runner: Runner | None,
+    chapter_glob: str = "*",
+    consistency: bool = True,
 ) -> list[WorkbookReport]:
+    """Every check of the workbooks under ``root`` (or ``slugs``). ``consistency=False`` leaves out
+    what crosses exercises on learners' numbers (consistency.py: 1,000 draws per varying exercise),
+    for tests about something else."""
     reports: list[WorkbookReport] = []
     dirs = [d for d in workbook_dirs(root) if not slugs or d.name in slugs]
     missing = set(slugs or []) - {d.name for d in dirs}
@@ -77,6 +117,11 @@ def check_workbooks(
                 for problem in check_exercise(exercise, runner=runner):
                     report.problems.append(f"{exercise.number} {exercise.title}: {problem}")
                 _tally(report, exercise)
+        if not consistency:
+            continue
+        report.consistency = check_consistency(spec)
+        report.problems += report.consistency.problems
+        report.warnings += report.consistency.warnings
     return reports
 
 

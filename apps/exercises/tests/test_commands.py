@@ -8,11 +8,16 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from apps.exercises.content.report import DEFAULT_ROOT
+from apps.exercises.content.report import DEFAULT_ROOT, recorded_run
 from apps.exercises.tests import content
+from apps.sandbox import selectors as sandbox_selectors
+
+# Where make test's check_content phase records its run (scripts/test.sh).
+RECORD = DEFAULT_ROOT.parents[1] / "var" / "check-content.json"
 
 
 def export(slug: str) -> dict[str, object]:
@@ -71,9 +76,36 @@ def test_export_unknown_workbook_is_an_error() -> None:
 
 
 def test_check_content_passes_on_the_real_content() -> None:
+    """Every workbook passes check_content. make test runs it first as a phase of its own, with
+    ``--record var/check-content.json``: a passing run of exactly these inputs (content, checking
+    code, sandbox image) is read from there rather than made twice."""
+    image = sandbox_selectors.runner("check_content").image
+    output = recorded_run(RECORD, settings.CONTENT_DIR, image)
+    if output is None:
+        out = StringIO()
+        call_command("check_content", stdout=out)
+        output = out.getvalue()
+    for slug in content.slugs():
+        assert f"{slug}: {content.exercise_count(slug)} exercises, ok (" in output
+    assert "all workbooks: numbers vary in" in output
+    assert "two learners share numbers on" in output  # the consistency checks ran
+
+
+def test_check_content_records_a_full_passing_run_for_these_inputs_only(tmp_path: Path) -> None:
+    root = tmp_path / "workbooks"
+    shutil.copytree(DEFAULT_ROOT / "roofline", root / "roofline")
+    record = tmp_path / "check.json"
     out = StringIO()
-    call_command("check_content", stdout=out)
-    assert f"transformer-math: {content.exercise_count('transformer-math')} exercises, ok" in out.getvalue()
+    with override_settings(CONTENT_DIR=root):
+        call_command("check_content", "--record", str(record), stdout=out)
+        image = sandbox_selectors.runner("check_content").image
+        assert recorded_run(record, root, image) == out.getvalue()
+        assert recorded_run(record, root, image + "-other") is None  # another image
+        (root / "roofline" / "workbook.yaml").write_text((root / "roofline" / "workbook.yaml").read_text() + "\n")
+        assert recorded_run(record, root, image) is None  # the content changed
+        record.unlink()
+        call_command("check_content", "--record", str(record), "--workbook", "roofline", stdout=StringIO())
+        assert not record.exists()  # only a full run is recorded
 
 
 def test_check_content_fails_loudly_on_broken_content(tmp_path: Path) -> None:
@@ -83,7 +115,7 @@ def test_check_content_fails_loudly_on_broken_content(tmp_path: Path) -> None:
     chapter.write_text(chapter.read_text().replace("tolerance: 0", "tolerance: 0.9", 1))
     out = StringIO()
     with override_settings(CONTENT_DIR=root), pytest.raises(CommandError, match="content problem"):
-        call_command("check_content", "--code", "skip", stdout=out)
+        call_command("check_content", "--code", "skip", "--chapter", "04-*", stdout=out)
     assert "problem(s)" in out.getvalue()
 
 

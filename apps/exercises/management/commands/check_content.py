@@ -1,9 +1,11 @@
+import json
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.exercises.content.report import check_workbooks
+from apps.exercises.content.report import check_workbooks, fingerprint
 from apps.exercises.content.variants import Coverage
 from apps.sandbox import selectors as sandbox_selectors
 from apps.sandbox.cache import CachedRunner, default_directory
@@ -27,6 +29,13 @@ class Command(BaseCommand):
             help="Run reference, starter and wrong solutions (and compute the expected values tests.py "
             "leaves out) in the sandbox image (default), or run no code at all (no Docker needed; code "
             "exercises are then checked without their runs).",
+        )
+        parser.add_argument(
+            "--record",
+            metavar="PATH",
+            help="After a full run that passes (every workbook, code in the sandbox), write its output and a "
+            "fingerprint of the content, the checking code and the image to PATH (make test does; the suite "
+            "then reads it instead of checking the same inputs again).",
         )
         parser.add_argument(
             "--no-cache",
@@ -55,22 +64,41 @@ class Command(BaseCommand):
             settings.CONTENT_DIR, options.get("workbook"), runner=runner, chapter_glob=options["chapter"]
         )
         failed = 0
+        lines: list[str] = []
         for r in reports:
-            status = self.style.SUCCESS("ok") if not r.problems else self.style.ERROR(f"{len(r.problems)} problem(s)")
+            status = "ok" if not r.problems else f"{len(r.problems)} problem(s)"
+            paint = self.style.SUCCESS if not r.problems else self.style.ERROR
             summary = f" ({r.summary()})" if r.summary() else ""
-            self.stdout.write(f"{r.slug}: {r.exercises} exercises, {status}{summary}")
+            head = f"{r.slug}: {r.exercises} exercises, "
+            self._say(lines, f"{head}{status}{summary}", f"{head}{paint(status)}{summary}")
+            if r.consistency is not None and r.consistency.draws:
+                counts = ", ".join(f"{d.number} {d.distinct}" for d in r.consistency.draws)
+                self._say(lines, f"  distinct variants in 1,000 draws: {counts}")
             for problem in r.problems:
-                self.stdout.write(f"  - {problem}")
+                self._say(lines, f"  - {problem}")
             for warning in r.warnings:
-                self.stdout.write(self.style.WARNING(f"  ~ warning: {warning}"))
+                self._say(lines, f"  ~ warning: {warning}", self.style.WARNING(f"  ~ warning: {warning}"))
             failed += len(r.problems)
         if isinstance(runner, CachedRunner):
-            self.stdout.write(
+            self._say(
+                lines,
                 f"code runs: {runner.misses} in the sandbox, {runner.hits} unchanged since a check "
-                f"of the same image ({runner.directory})"
+                f"of the same image ({runner.directory})",
             )
         if len(reports) > 1:
             total = sum((r.coverage for r in reports), Coverage())
-            self.stdout.write(f"all workbooks: {total.text()}")
+            self._say(lines, f"all workbooks: {total.text()}")
         if failed:
             raise CommandError(f"{failed} content problem(s)")
+        full = runner is not None and not options.get("workbook") and options["chapter"] == "*"
+        if options.get("record") and full:
+            record = Path(options["record"])
+            record.parent.mkdir(parents=True, exist_ok=True)
+            image = sandbox_selectors.runner("check_content").image
+            text = "\n".join(lines) + "\n"
+            record.write_text(json.dumps({"fingerprint": fingerprint(settings.CONTENT_DIR, image), "output": text}))
+
+    def _say(self, lines: list[str], text: str, painted: str | None = None) -> None:
+        """Write a line (``painted``: the same with colours), and keep it for ``--record``."""
+        lines.append(text)
+        self.stdout.write(painted if painted is not None else text)
