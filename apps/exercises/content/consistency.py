@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 
 from apps.exercises import formats
 from apps.exercises.content.refs import REF, TAG, choose, refs_in, spec_refs
+from apps.exercises.content.render import placeholders
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, PresetUse, WorkbookSpec
 from apps.exercises.content.secrecy import _OPTION, leaks, secret_answers, shown_before_solving
 from apps.exercises.content.texts import slots
 from apps.exercises.content.variants import Variant, samples, variant
-from apps.exercises.grading.formula import Number
+from apps.exercises.grading.formula import FormulaError, Number, names
 
 # Learners per exercise for the draw statistics (each drawn on rounds 1 and 2: 1,000 draws).
 DRAW_LEARNERS = 500
@@ -227,6 +228,65 @@ def scenario_problems(chapter: ChapterSpec) -> list[str]:
     return problems
 
 
+def _answer_formulas(spec: ExerciseSpec) -> list[str]:
+    formulas = [spec.answer.value] if spec.answer is not None else []
+    formulas += [p.answer.value for p in spec.parts or [] if p.answer is not None]
+    formulas += [c.value for c in spec.columns or [] if c.value is not None]
+    formulas += [o.correct_if for o in spec.options or [] if o.correct_if is not None]
+    return formulas
+
+
+def _reads(formulas: list[str], derived: dict[str, str]) -> set[str]:
+    """Every name the formulas read, through the derived values they use."""
+    seen: set[str] = set()
+    todo = [n for f in formulas for n in _names(f)]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            if name in derived:
+                todo += _names(derived[name])
+    return seen
+
+
+def _names(formula: str) -> set[str]:
+    try:
+        return names(formula)
+    except FormulaError:
+        return set()
+
+
+def implicit_problems(spec: ExerciseSpec) -> list[str]:
+    """An answer that reads a given the learner is "expected to know" (``implicit``) while that
+    given differs between learners: nobody can know their own number without being shown it."""
+    if spec.vary is None or not spec.implicit:
+        return []
+    moving = set(spec.vary.givens) | {g for p in spec.vary.presets for g in p.set if len(p.keys()) > 1}
+    if spec.vary.scenario is not None:
+        moving |= set(spec.vary.scenario.givens)
+        moving |= {g for p in spec.vary.scenario.presets for g in p.set if len(p.keys()) > 1}
+    read = _reads(_answer_formulas(spec), spec.derived)
+    shown = _reads(placeholders(_shown_text(spec)), spec.derived)
+    return [
+        f"{spec.number}: the answer reads {name}, listed as implicit (known to the learner), but it varies: "
+        "show it in the prompt"
+        for name in sorted((set(spec.implicit) & moving & read) - shown)
+    ]
+
+
+def _shown_text(spec: ExerciseSpec) -> str:
+    """The prose a learner reads before answering, both branches of its references (a given
+    shown only once an earlier exercise is solved is still shown: the else branch says so)."""
+    parts = [spec.prompt, *(o.text for o in spec.options or []), *(s.text for s in spec.steps or [])]
+    parts += [p.label for p in spec.parts or []] + [c.label for c in spec.columns or []]
+    parts += [str(v) for r in spec.rows or [] for v in r.values.values() if isinstance(v, str)]
+    return _fixed_refs(" ".join(parts))
+
+
+def _fixed_refs(text: str) -> str:
+    return REF.sub(lambda m: f"{m.group('known')} {m.group('pending') or ''}", text)
+
+
 # ---- draws ------------------------------------------------------------------------------------
 
 
@@ -386,6 +446,7 @@ def check_consistency(
         out.problems += literal_problems(chapter)
         out.problems += scenario_problems(chapter)
         for exercise in chapter.exercises:
+            out.problems += implicit_problems(exercise)
             fmt = formats.get(exercise.format)
             numeric_derive = fmt.one_number and exercise.kind == "derive"
             out.numeric_derive += numeric_derive

@@ -15,6 +15,7 @@ from apps.exercises.content.consistency import (
     chapter_cross_leaks,
     check_consistency,
     draw_stats,
+    implicit_problems,
     literal_problems,
     scenario_problems,
 )
@@ -177,3 +178,16 @@ def test_impossible_premises_narrow_spaces_and_collisions_are_reported(tmp_path:
     assert any("1.1 Size the fleet: only 2 distinct variants" in w for w in report.warnings), report.warnings
     assert report.collision > 0.10
     assert any(p.startswith("two learners share numbers on") for p in report.problems)
+
+
+def test_an_answer_reading_a_varying_given_the_learner_is_not_shown_is_found(tmp_path: Path) -> None:
+    data = copy.deepcopy(scenario_content.CHAPTER)
+    tokens = data["exercises"][2]
+    tokens["prompt"] = "Of the traffic of 1.1 ({{out_len}}-token answers), a share of {{share | pct}} goes to the "
+    tokens["prompt"] += "large model. How many million tokens per hour does it produce?"
+    tokens["implicit"] = ["rps"]  # "known": but every learner has their own
+    ex = by_number(chapter(tmp_path, data))
+    assert implicit_problems(ex["1.3"]) == [
+        "1.3: the answer reads rps, listed as implicit (known to the learner), but it varies: show it in the prompt"
+    ]
+    assert implicit_problems(by_number(chapter(tmp_path / "sound"))["1.3"]) == []

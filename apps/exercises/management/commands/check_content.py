@@ -87,7 +87,18 @@ class Command(BaseCommand):
             )
         if len(reports) > 1:
             total = sum((r.coverage for r in reports), Coverage())
-            self._say(lines, f"all workbooks: {total.text()}")
+            checked = [r.consistency for r in reports if r.consistency is not None]
+            numeric = sum(c.numeric_derive for c in checked)
+            shared = sum(c.numeric_derive_collision for c in checked)
+            draws = [d for c in checked for d in c.draws]
+            meet = sum(d.collision for d in draws) / len(draws) if draws else 0.0
+            differ = (
+                f"; two learners differ on {100 * (1 - shared / numeric):.0f}% of numeric Derive" if numeric else ""
+            )
+            self._say(
+                lines,
+                f"all workbooks: {total.text()}{differ}, share numbers on {100 * meet:.1f}% of varying exercises",
+            )
         if failed:
             raise CommandError(f"{failed} content problem(s)")
         full = runner is not None and not options.get("workbook") and options["chapter"] == "*"
