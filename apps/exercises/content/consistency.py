@@ -28,14 +28,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from apps.exercises import formats
-from apps.exercises.content.refs import REF, TAG, choose, refs_in, spec_refs
+from apps.exercises.content.refs import TAG, both_branches, choose, refs_in, spec_refs
 from apps.exercises.content.render import placeholders
 from apps.exercises.content.resolve import ContentError, ResolvedExercise, resolve
-from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, PresetUse, WorkbookSpec
+from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
 from apps.exercises.content.secrecy import _OPTION, leaks, secret_answers, shown_before_solving
 from apps.exercises.content.texts import slots
-from apps.exercises.content.variants import Variant, samples, variant
-from apps.exercises.grading.formula import FormulaError, Number, names
+from apps.exercises.content.variants import Variant, names_of, presets_of, samples, variant
+from apps.exercises.grading.formula import Number
 
 # Learners per exercise for the draw statistics (each drawn on rounds 1 and 2: 1,000 draws).
 DRAW_LEARNERS = 500
@@ -56,15 +56,7 @@ _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w])(\s*%)
 def _fixed(text: str) -> str:
     """The text a learner reads whatever their numbers: placeholders and tags taken out (both
     branches of a reference kept: each is shown to someone)."""
-    text = REF.sub(lambda m: f"{m.group('known')} {m.group('pending') or ''}", text)
-    return _PLACEHOLDER.sub(" ", TAG.sub(" ", text))
-
-
-def _presets(spec: ExerciseSpec) -> list[PresetUse]:
-    if spec.vary is None:
-        return []
-    shared = spec.vary.scenario.presets if spec.vary.scenario is not None else []
-    return [*shared, *spec.vary.presets]
+    return _PLACEHOLDER.sub(" ", TAG.sub(" ", both_branches(text)))
 
 
 def varying_values(spec: ExerciseSpec, *, n: int = 6) -> dict[str, Number]:
@@ -89,7 +81,7 @@ def varying_values(spec: ExerciseSpec, *, n: int = 6) -> dict[str, Number]:
 def varying_names(spec: ExerciseSpec) -> list[str]:
     """The names of the preset rows the seed uses, where the preset varies (more than one row)."""
     names = []
-    for preset in _presets(spec):
+    for preset in presets_of(spec):
         if len(preset.keys()) > 1:
             names.append(str(preset.rows.get(preset.seed, {}).get("name", preset.seed)))
     return names
@@ -239,21 +231,14 @@ def _answer_formulas(spec: ExerciseSpec) -> list[str]:
 def _reads(formulas: list[str], derived: dict[str, str]) -> set[str]:
     """Every name the formulas read, through the derived values they use."""
     seen: set[str] = set()
-    todo = [n for f in formulas for n in _names(f)]
+    todo = [n for f in formulas for n in names_of(f)]
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
             if name in derived:
-                todo += _names(derived[name])
+                todo += names_of(derived[name])
     return seen
-
-
-def _names(formula: str) -> set[str]:
-    try:
-        return names(formula)
-    except FormulaError:
-        return set()
 
 
 def implicit_problems(spec: ExerciseSpec) -> list[str]:
@@ -280,11 +265,7 @@ def _shown_text(spec: ExerciseSpec) -> str:
     parts = [spec.prompt, *(o.text for o in spec.options or []), *(s.text for s in spec.steps or [])]
     parts += [p.label for p in spec.parts or []] + [c.label for c in spec.columns or []]
     parts += [str(v) for r in spec.rows or [] for v in r.values.values() if isinstance(v, str)]
-    return _fixed_refs(" ".join(parts))
-
-
-def _fixed_refs(text: str) -> str:
-    return REF.sub(lambda m: f"{m.group('known')} {m.group('pending') or ''}", text)
+    return both_branches(" ".join(parts))
 
 
 # ---- draws ------------------------------------------------------------------------------------

@@ -33,6 +33,11 @@ def choose(text: str, known: Collection[str]) -> str:
     return REF.sub(lambda m: m.group("known") if m.group("id") in known else (m.group("pending") or ""), text)
 
 
+def both_branches(text: str) -> str:
+    """``text`` with each reference replaced by both its branches: what some learner reads."""
+    return REF.sub(lambda m: f"{m.group('known')} {m.group('pending') or ''}", text)
+
+
 def fill_refs(data: object, known: Collection[str]) -> object:
     """A copy of a spec's JSON with every reference in every string chosen for ``known``."""
     if isinstance(data, dict):

@@ -75,7 +75,8 @@ def _row_value(preset: PresetUse, key: str, field: str) -> Number:
     return value
 
 
-def _presets(spec: ExerciseSpec) -> list[PresetUse]:
+def presets_of(spec: ExerciseSpec) -> list[PresetUse]:
+    """The preset tables an exercise draws from: its scenario's, then its own."""
     if spec.vary is None:
         return []
     shared = spec.vary.scenario.presets if spec.vary.scenario is not None else []
@@ -84,7 +85,7 @@ def _presets(spec: ExerciseSpec) -> list[PresetUse]:
 
 def seed_labels(spec: ExerciseSpec) -> dict[str, str]:
     """What each preset label shows at round 0: the seed row's name."""
-    return {p.label: str(p.rows.get(p.seed, {}).get("name", p.seed)) for p in _presets(spec) if p.label}
+    return {p.label: str(p.rows.get(p.seed, {}).get("name", p.seed)) for p in presets_of(spec) if p.label}
 
 
 def meets(spec: ExerciseSpec, givens: dict[str, Number]) -> bool:
@@ -110,16 +111,17 @@ def _needed(rules: tuple[str, ...], derived: tuple[tuple[str, str], ...]) -> dic
     is resolved, so one that fails there is reported by check_content."""
     formulas = dict(derived)
     wanted: set[str] = set()
-    todo = [n for rule in rules for n in _names_of(rule)]
+    todo = [n for rule in rules for n in names_of(rule)]
     while todo:
         name = todo.pop()
         if name in formulas and name not in wanted:
             wanted.add(name)
-            todo += _names_of(formulas[name])
+            todo += names_of(formulas[name])
     return {k: v for k, v in formulas.items() if k in wanted}
 
 
-def _names_of(source: str) -> list[str]:
+def names_of(source: str) -> list[str]:
+    """The names a formula reads (none for a formula that does not parse: reported elsewhere)."""
     try:
         return sorted(names(source))
     except FormulaError:

@@ -1,0 +1,58 @@
+"""The real workbooks as learners read them through the API: two learners' numbers differ, and
+new numbers are new (issue 31's figures, measured the way an outside tester measures them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from apps.accounts.models import User
+from apps.exercises import formats
+from apps.exercises.content import cache
+from apps.exercises.models import Exercise
+from apps.learning.tests.helpers import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def url(e: Exercise, tail: str = "") -> str:
+    return f"/api/v1/workbooks/{e.workbook.slug}/exercises/{e.number}/{tail}"
+
+
+def exercises(*, varying: bool | None = None, numeric_derive: bool = False) -> list[Exercise]:
+    found = []
+    for e in Exercise.objects.filter(is_active=True).select_related("workbook", "current_version").order_by("pk"):
+        assert e.current_version is not None
+        spec = cache.resolved(e.current_version).spec
+        if numeric_derive and not (formats.get(e.format).one_number and e.kind == "derive"):
+            continue
+        if varying is not None and (spec.vary is not None) != varying:
+            continue
+        found.append(e)
+    return found
+
+
+def test_two_learners_see_different_numbers_on_most_numeric_derive_exercises(make_user: Callable[..., User]) -> None:
+    numeric = exercises(numeric_derive=True)
+    assert len(numeric) >= 150
+    a, b = client_for(make_user()), client_for(make_user())
+    same = [e.number for e in numeric if a.get(url(e)).json()["prompt_html"] == b.get(url(e)).json()["prompt_html"]]
+    # The issue's bar is 80% different; the content's collision rate makes ~90% the expectation.
+    assert len(same) <= 0.2 * len(numeric), same
+
+
+def test_new_numbers_are_never_the_old_ones(make_user: Callable[..., User]) -> None:
+    varying = exercises(varying=True)
+    picked = varying[:: max(1, len(varying) // 50)][:50]
+    assert len(picked) == 50
+    api = client_for(make_user())
+    repeated = []
+    for e in picked:
+        before = api.get(url(e)).json()["prompt_html"]
+        assert api.post(url(e, "reveal/")).status_code == 200
+        after = api.post(url(e, "new-numbers/"))
+        assert after.status_code == 200, after.json()
+        if after.json()["prompt_html"] == before:
+            repeated.append(f"{e.workbook.slug} {e.number}")
+    assert repeated == []
