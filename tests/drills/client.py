@@ -10,14 +10,28 @@ from typing import Any
 
 import httpx
 
+from apps.exercises.content.loader import load_workbook
+from apps.exercises.content.resolve import resolve
 from apps.sandbox.tests.worker import ROOT
 from tests.drills.stack import Postgres
 
 CODE = ROOT / "fixtures" / "workbooks" / "transformer-math" / "code"
 ATTEMPTS = "/api/v1/workbooks/transformer-math/exercises/{number}/attempts/"
-# Exercise 0.1 (a parameter count): the right answer and a known wrong one (test_api.py uses both).
-NUMERIC = "0.1"
-RIGHT_NUMBER, WRONG_NUMBER = "124.3M", "123.5M"
+# Exercise 0.2 (LLaMA 7B's parameter count: about one published model, the same numbers for every
+# learner): its right answer, computed from the content files as check_content does, and a wrong one.
+NUMERIC = "0.2"
+
+
+def _right_number() -> str:
+    spec = load_workbook(ROOT / "fixtures" / "workbooks" / "transformer-math", compute_expected=False)
+    exercise = next(e for c in spec.chapters for e in c.exercises if e.number == NUMERIC)
+    assert exercise.vary is None, "the drills need an exercise whose answer is the same for every learner"
+    answer = resolve(exercise).answer_text
+    assert answer is not None
+    return answer
+
+
+RIGHT_NUMBER, WRONG_NUMBER = _right_number(), "1.5B"
 
 
 def source(path: str, *, sleep_s: float = 0.0) -> str:

@@ -309,6 +309,8 @@ def parse_unit(text: str) -> UnitReading:
         # A factor: [number] [magnitude] atom [^int]  — e.g. "1M tokens", "million tokens".
         factor = ONE
         if kind == "num":
+            if float(value) == 0:  # "GB/0 s": a unit with no size reads as nothing
+                raise UnitError(f"a unit cannot be {value} of something, in '{text}'")
             factor = Unit(float(value), DIMENSIONLESS, value)
             i += 1
             kind, value = tokens[i] if i < len(tokens) else ("end", "")
