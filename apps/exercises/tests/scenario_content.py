@@ -55,6 +55,8 @@ CHAPTER: dict[str, Any] = {
             "format": "numeric",
             "scenario": "fleet",
             "givens": {"price": 3.0, "hours": 720},
+            # the traffic is 1.1's: shown there, and here through 1.1's answer once 1.1 is solved
+            "implicit": ["rps", "out_len", "tps"],
             "vary": {"givens": {"price": {"range": [2.0, 4.0], "step": 0.25}}},
             "prompt": "Rent {% ref fleet-size %}the fleet of 1.1, {{gpus}} GPUs,{% else %}the fleet you size "
             "in 1.1 (solve it first: its size shows here then){% end %} at \\${{price | .2f}} per GPU-hour "
@@ -70,6 +72,7 @@ CHAPTER: dict[str, Any] = {
             "format": "numeric",
             "scenario": "fleet",
             "givens": {"share": 0.5},
+            "implicit": ["tps"],  # the scenario's, unused here
             "vary": {"givens": {"share": {"values": [0.3, 0.4, 0.5, 0.6, 0.7]}}},
             "prompt": "Of the traffic of 1.1 ({{rps}} requests per second of {{out_len}} tokens), a share "
             "of {{share | pct}} goes to the large model. How many million tokens per hour does it produce?",

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from apps.exercises.content.report import DEFAULT_ROOT, recorded_run
-from apps.exercises.tests import content
+from apps.exercises.tests import content, scenario_content
 from apps.sandbox import selectors as sandbox_selectors
 
 # Where make test's check_content phase records its run (scripts/test.sh).
@@ -93,7 +93,7 @@ def test_check_content_passes_on_the_real_content() -> None:
 
 def test_check_content_records_a_full_passing_run_for_these_inputs_only(tmp_path: Path) -> None:
     root = tmp_path / "workbooks"
-    shutil.copytree(DEFAULT_ROOT / "roofline", root / "roofline")
+    scenario_content.write(root)  # a small workbook with a scenario: the full run takes seconds
     record = tmp_path / "check.json"
     out = StringIO()
     with override_settings(CONTENT_DIR=root):
@@ -101,10 +101,11 @@ def test_check_content_records_a_full_passing_run_for_these_inputs_only(tmp_path
         image = sandbox_selectors.runner("check_content").image
         assert recorded_run(record, root, image) == out.getvalue()
         assert recorded_run(record, root, image + "-other") is None  # another image
-        (root / "roofline" / "workbook.yaml").write_text((root / "roofline" / "workbook.yaml").read_text() + "\n")
+        book = root / scenario_content.SLUG / "workbook.yaml"
+        book.write_text(book.read_text() + "\n")
         assert recorded_run(record, root, image) is None  # the content changed
         record.unlink()
-        call_command("check_content", "--record", str(record), "--workbook", "roofline", stdout=StringIO())
+        call_command("check_content", "--record", str(record), "--workbook", scenario_content.SLUG, stdout=StringIO())
         assert not record.exists()  # only a full run is recorded
 
 
