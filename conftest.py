@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 
 from apps.accounts import services as account_services
 from apps.accounts.models import Role, User
+from apps.core import throttling
 from apps.exercises import services as exercise_services
 from apps.exercises.models import Workbook
 from apps.exercises.tests import synthetic
@@ -92,6 +93,31 @@ def _clear_cache() -> None:
     if kept:
         django_cache.set_many(kept, timeout=settings.SANDBOX_READY_TTL_S)
         django_cache.set(selectors.workers_key(), names, None)
+
+
+class _WindowStartClock:
+    """``time`` as a fixed-window limiter sees it in a test: the real clock moved forward to one
+    second past the start of an hour, so no minute or hour window of a limit ends mid-test."""
+
+    def __init__(self) -> None:
+        now = time.time()
+        self.offset = (int(now // 3600) + 1) * 3600 + 1 - now
+
+    def time(self) -> float:
+        return time.time() + self.offset
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+@pytest.fixture(autouse=True)
+def _limits_start_a_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that counts requests against a limit (3 a minute, 4 an hour) must not see the count
+    reset when the wall clock crosses a window's end: seen in CI, where six sign-ins straddled a
+    minute and the fourth was let through. The limiters read this clock, consistently."""
+    clock = _WindowStartClock()
+    monkeypatch.setattr(throttling, "time", clock)
+    monkeypatch.setattr(account_services, "time", clock)
 
 
 @pytest.fixture
