@@ -20,6 +20,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.learning.urls")),
     path("", include("apps.precheck.urls")),
     path("", include("apps.progress.urls")),
+    path("", include("apps.assessments.urls")),
 ]
 
 web: list[URLPattern | URLResolver] = [
@@ -40,6 +41,7 @@ web: list[URLPattern | URLResolver] = [
     path("w/<slug64:slug>/skills/", progress_views.skills, name="skills"),
     path("w/<slug64:slug>/", learning_views.workbook, name="workbook"),
     path("w/<slug64:slug>/<exercise_number:number>/", learning_views.exercise, name="exercise"),
+    path("", include("apps.assessments.web_urls")),
 ]
 
 

@@ -21,8 +21,8 @@ from apps.exercises import formats, selectors
 from apps.exercises import services as exercise_services
 from apps.exercises.models import Exercise
 from apps.exercises.serializers import AttemptRequest, PreviewIn, PreviewOut, WorkbookExportOut
+from apps.learning import gates, services
 from apps.learning import selectors as learning_selectors
-from apps.learning import services
 from apps.learning.selectors import AttemptResult, state_of
 from apps.learning.serializers import (
     AttemptOut,
@@ -103,7 +103,9 @@ class ExerciseDetailApi(APIView):
         operation_id="exercises_retrieve", responses={200: ExerciseDetailOut, 401: ERRORS[401], 404: ERRORS[404]}
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
-        page = learning_selectors.exercise_page(user=request_user(request), exercise=_exercise(slug, number))
+        user, exercise = request_user(request), _exercise(slug, number)
+        gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+        page = learning_selectors.exercise_page(user=user, exercise=exercise)
         return Response(represent(ExerciseDetailOut, page))
 
 

@@ -25,8 +25,8 @@ from apps.exercises.content.plain import tex_plain
 from apps.exercises.content.render import render as render_md
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
+from apps.learning import gates, services
 from apps.learning import selectors as learning_selectors
-from apps.learning import services
 from apps.learning.serializers import AttemptOut, ExerciseDetailOut
 from apps.precheck import selectors as precheck_selectors
 from apps.precheck import services as precheck_services
@@ -125,6 +125,9 @@ def _own_precheck(user: User, exercise: Exercise, precheck_id: str) -> Precheck 
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     user = request_user(request)
     ex = selectors.exercise_get(workbook_slug=slug, number=number)
+    paused = gates.practice_refusal(user_id=user.pk, exercise_id=ex.pk)
+    if paused:  # an exam the learner is taking has this exercise: no practice, no peeking
+        return render(request, "exercises/paused.html", {"exercise": ex, "why": paused}, status=409)
     result: dict[str, Any] | None = None
     error: ApplicationError | None = None
     submitted: dict[str, Any] = {}

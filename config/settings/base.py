@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "apps.learning",
     "lti_tool",  # django-lti: platform registrations, deployments, the tool's keys (its admin)
     "apps.lti",
+    "apps.assessments",
 ]
 
 MIDDLEWARE = [

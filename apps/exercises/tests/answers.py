@@ -29,10 +29,11 @@ def variant_for(exercise: Exercise, user: Any = None) -> Variant | None:
     return learning_selectors.learner_variant(user_id=user.pk, exercise=exercise, version=version, round=round_)
 
 
-def resolved_for(exercise: Exercise, user: Any = None) -> ResolvedExercise:
-    """The exercise with the numbers ``user`` is on now (the seed's without a user)."""
+def resolved_for(exercise: Exercise, user: Any = None, variant: Any = None) -> ResolvedExercise:
+    """The exercise with the numbers ``user`` is on now (the seed's without a user), or on
+    ``variant``'s (an assessment question's own numbers)."""
     assert exercise.current_version is not None
-    return cache.resolved(exercise.current_version, variant_for(exercise, user))
+    return cache.resolved(exercise.current_version, variant if variant is not None else variant_for(exercise, user))
 
 
 def on_seed_numbers(user: Any, *exercises: Exercise) -> None:
@@ -45,11 +46,11 @@ def on_seed_numbers(user: Any, *exercises: Exercise) -> None:
         )
 
 
-def correct_payload(exercise: Exercise, user: Any = None) -> dict[str, Any]:
+def correct_payload(exercise: Exercise, user: Any = None, variant: Any = None) -> dict[str, Any]:
     """The right answer for ``user``'s numbers (a varying exercise differs per learner)."""
     version = exercise.current_version
     assert version is not None
-    r = resolved_for(exercise, user)
+    r = resolved_for(exercise, user, variant)
     spec = r.spec
     if spec.format == AnswerFormat.NUMERIC:
         assert r.answer_text is not None
@@ -74,10 +75,10 @@ def _part_text(target: NumericTarget | SymbolicTarget) -> str:
     return target.text if isinstance(target, SymbolicTarget) else target.text()
 
 
-def wrong_payload(exercise: Exercise, user: Any = None) -> dict[str, Any]:
+def wrong_payload(exercise: Exercise, user: Any = None, variant: Any = None) -> dict[str, Any]:
     version = exercise.current_version
     assert version is not None
-    r = resolved_for(exercise, user)
+    r = resolved_for(exercise, user, variant)
     spec = r.spec
     if spec.format == AnswerFormat.NUMERIC:
         assert r.numeric is not None

@@ -1,0 +1,5 @@
+"""The assessments pages (learners)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []
