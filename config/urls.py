@@ -13,6 +13,11 @@ from apps.core.exceptions import page_not_found
 from apps.learning import views as learning_views
 from apps.progress import views as progress_views
 
+# The admin is where instructors and authors work: it carries the product's name, not Django's.
+admin.site.site_header = "ML-systems workbooks"
+admin.site.site_title = "ML-systems workbooks admin"
+admin.site.index_title = "Teaching and authoring"
+
 api_v1: list[URLPattern | URLResolver] = [
     path("auth/token/", account_apis.TokenApi.as_view(), name="auth-token"),
     path("auth/tokens/", account_apis.TokensApi.as_view(), name="auth-tokens"),

@@ -105,7 +105,7 @@ class Question(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.assessment_id}#{self.position}"
+        return f"{self.assessment} · question {self.position}"
 
 
 class Override(models.Model):
@@ -139,7 +139,7 @@ class Override(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"override {self.assessment_id}:{self.user_id}"
+        return f"override for {self.user} on {self.assessment}"
 
 
 class Instance(models.Model):
@@ -173,7 +173,7 @@ class Instance(models.Model):
         constraints = [models.UniqueConstraint(fields=["assessment", "user"], name="instance_unique")]
 
     def __str__(self) -> str:
-        return f"{self.assessment_id}:{self.user_id}"
+        return f"{self.user} · {self.assessment}"
 
     @property
     def final_score(self) -> float:

@@ -11,7 +11,15 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from apps.accounts.models import User
-from apps.assessments.models import Assessment, Instance, InstanceQuestion, Override, ScoreOverride, Verdicts
+from apps.assessments.models import (
+    Assessment,
+    Instance,
+    InstanceQuestion,
+    Override,
+    ScoreOverride,
+    Submission,
+    Verdicts,
+)
 from apps.core.exceptions import ApplicationError
 from apps.progress.models import Cohort, Membership
 
@@ -225,3 +233,11 @@ def gradebook(*, cohort: Cohort) -> Gradebook:
 
 def score_history(*, instance: Instance) -> QuerySet[ScoreOverride]:
     return instance.score_history.select_related("by")
+
+
+def submissions_of(*, instance: Instance) -> dict[int, list[Submission]]:
+    """An instance's answers, oldest first, by instance question id (one query)."""
+    by_item: dict[int, list[Submission]] = {}
+    for s in Submission.objects.filter(item__instance=instance).order_by("created_at", "id"):
+        by_item.setdefault(s.item_id, []).append(s)
+    return by_item

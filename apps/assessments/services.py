@@ -8,6 +8,7 @@ import logging
 import random
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -30,14 +31,19 @@ from apps.exercises.content import cache, variants
 from apps.exercises.content.variants import Variant
 from apps.exercises.models import Exercise, ExerciseVersion
 from apps.progress import selectors as progress_selectors
-from apps.progress.models import Membership
+from apps.progress.models import Cohort, Membership
 
 logger = logging.getLogger(__name__)
 MAX_EXAM_ROUNDS = 16  # rounds of the exam's own walk tried before one differs from all practice
 
 
-def _when(at: datetime) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC") if at.utcoffset() is not None else str(at)
+def _when(at: datetime, zone: str = "UTC") -> str:
+    """A time as the cohort reads it: in its time zone, named."""
+    try:
+        local = at.astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        local, zone = at.astimezone(ZoneInfo("UTC")), "UTC"
+    return f"{local:%Y-%m-%d %H:%M} ({zone})"
 
 
 def _refuse(message: str, code: str, status_code: int = 409) -> ApplicationError:
@@ -102,6 +108,128 @@ def terms_check(
     return rules
 
 
+# ---- authoring: an assessment and its questions --------------------------------------------------
+
+
+def _pool(refs: list[str]) -> list[Exercise]:
+    """``"<workbook-slug>/<exercise-number>"`` → the exercises, in order, each once."""
+    found: list[Exercise] = []
+    for ref in dict.fromkeys(refs):
+        slug, _, number = ref.partition("/")
+        exercise = (
+            Exercise.objects.filter(workbook__slug=slug, number=number)
+            .select_related("current_version", "workbook")
+            .first()
+        )
+        if exercise is None:
+            raise _refuse(
+                f'No exercise "{ref}": name each as "<workbook-slug>/<exercise-number>".', "unknown_exercise", 400
+            )
+        found.append(exercise)
+    return found
+
+
+def _questions_set(assessment: Assessment, questions: list[dict[str, Any]]) -> None:
+    positions = [q["position"] for q in questions]
+    if len(set(positions)) != len(positions):
+        raise _refuse("Each question needs a position of its own.", "duplicate_position", 400)
+    for q in questions:
+        pool = _pool(q["pool"])
+        pool_check(pool)
+        if q["choose"] > len(pool):
+            raise _refuse(
+                f"Question {q['position']} draws {q['choose']} from a pool of {len(pool)}.", "pool_too_small", 400
+            )
+        question = Question.objects.create(
+            assessment=assessment,
+            position=q["position"],
+            zone=q.get("zone", ""),
+            points=q["points"],
+            choose=q["choose"],
+            verdicts=q.get("verdicts", ""),
+        )
+        question.pool.set(pool)
+
+
+def _terms(values: dict[str, Any]) -> dict[str, Any]:
+    values["late_rules"] = terms_check(
+        opens_at=values["opens_at"],
+        closes_at=values["closes_at"],
+        due_at=values.get("due_at"),
+        late_rules=values.get("late_rules") or [],
+        attempt_credit=values.get("attempt_credit") or [],
+    )
+    return values
+
+
+def _slug_free(cohort_id: int, slug: str, *, but: int | None = None) -> None:
+    taken = Assessment.objects.filter(cohort_id=cohort_id, slug=slug)
+    if but is not None:
+        taken = taken.exclude(pk=but)
+    if taken.exists():
+        raise _refuse(f"This cohort already has an assessment “{slug}”.", "slug_taken")
+
+
+@transaction.atomic
+def assessment_create(*, cohort: Cohort, by: User, questions: list[dict[str, Any]], **terms: Any) -> Assessment:
+    """An assessment with its questions, in one transaction: nothing is kept if any part is refused."""
+    values = _terms(terms)
+    _slug_free(cohort.pk, values["slug"])
+    assessment = Assessment.objects.create(cohort=cohort, created_by=by, **values)
+    _questions_set(assessment, questions)
+    return assessment
+
+
+TERMS = (
+    "slug", "title", "kind", "instructions", "opens_at", "due_at", "closes_at", "late_rules", "time_limit_minutes",
+    "max_attempts", "attempt_credit", "verdicts", "hints",
+)  # fmt: skip
+
+
+@transaction.atomic
+def assessment_update(
+    *, assessment: Assessment, questions: list[dict[str, Any]] | None = None, **changes: Any
+) -> Assessment:
+    """Change terms (checked as a whole); questions only while no learner has an instance."""
+    locked = Assessment.objects.select_for_update().get(pk=assessment.pk)
+    values = {name: getattr(locked, name) for name in TERMS}
+    values.update(changes)
+    values = _terms(values)
+    _slug_free(locked.cohort_id, values["slug"], but=locked.pk)
+    if questions is not None:
+        if Instance.objects.filter(assessment=locked).exists():
+            raise _refuse(
+                "Questions cannot change once a learner has an instance (they were drawn their questions and "
+                "numbers): change the terms, or create another assessment.",
+                "questions_locked",
+            )
+        locked.questions.all().delete()
+        _questions_set(locked, questions)
+    for name, value in values.items():
+        setattr(locked, name, value)
+    locked.save()
+    deadlines_again(assessment=locked)
+    return locked
+
+
+@transaction.atomic
+def deadlines_again(*, assessment: Assessment) -> None:
+    """After the terms changed: a new time limit or close applies to instances already running,
+    each from its own start (with its learner's override)."""
+    running = Instance.objects.filter(assessment=assessment, started_at__isnull=False, submitted_at__isnull=True)
+    for user_id in running.values_list("user_id", flat=True):
+        _deadline_again(assessment, user_id)
+
+
+@transaction.atomic
+def assessment_delete(*, assessment: Assessment) -> None:
+    if Instance.objects.filter(assessment=assessment).exists():
+        raise _refuse(
+            "Learners have instances of this assessment (answers, scores): it cannot be deleted.", "has_instances"
+        )
+    assessment.delete()
+
+
 # ---- a learner's instance -------------------------------------------------------------------------
 
 
@@ -148,9 +276,11 @@ def instance_open(*, assessment: Assessment, user: User) -> Instance:
     now = timezone.now()
     terms = selectors.window_for(assessment=assessment, user_id=user.pk)
     if now < assessment.opens_at:
-        raise _refuse(f"This assessment opens at {_when(assessment.opens_at)}.", "not_open")
+        raise _refuse(
+            f"This assessment opens at {_when(assessment.opens_at, assessment.cohort.time_zone)}.", "not_open"
+        )
     if now >= terms.closes_at:
-        raise _refuse(f"This assessment closed at {_when(terms.closes_at)}.", "closed")
+        raise _refuse(f"This assessment closed at {_when(terms.closes_at, assessment.cohort.time_zone)}.", "closed")
     deadline = min(now + terms.time_limit, terms.closes_at) if terms.time_limit is not None else None
     try:
         with transaction.atomic():
@@ -193,7 +323,7 @@ def instance_open(*, assessment: Assessment, user: User) -> Instance:
 
 def _item_for(user: User, item_id: int) -> InstanceQuestion:
     item = (
-        InstanceQuestion.objects.select_related("instance__assessment", "question", "exercise", "version")
+        InstanceQuestion.objects.select_related("instance__assessment__cohort", "question", "exercise", "version")
         .filter(pk=item_id, instance__user=user)
         .first()
     )
@@ -202,22 +332,22 @@ def _item_for(user: User, item_id: int) -> InstanceQuestion:
     return item
 
 
-def _open_or_refuse(instance: Instance, terms: selectors.Window, now: datetime) -> None:
+def _open_or_refuse(instance: Instance, terms: selectors.Window, now: datetime, zone: str) -> None:
     if instance.submitted_at is not None:
         raise _refuse(
-            f"You submitted this assessment at {_when(instance.submitted_at)}: it takes no more answers. "
+            f"You submitted this assessment at {_when(instance.submitted_at, zone)}: it takes no more answers. "
             "Everything you answered before is kept.",
             "submitted",
         )
     if instance.deadline is not None and now >= instance.deadline:
         raise _refuse(
-            f"Your time ran out at {_when(instance.deadline)}: this answer was not recorded. Everything you "
+            f"Your time ran out at {_when(instance.deadline, zone)}: this answer was not recorded. Everything you "
             "answered before then is kept and graded.",
             "time_up",
         )
     if now >= terms.closes_at:
         raise _refuse(
-            f"This assessment closed at {_when(terms.closes_at)}: this answer was not recorded. Everything you "
+            f"This assessment closed at {_when(terms.closes_at, zone)}: this answer was not recorded. Everything you "
             "answered before is kept and graded.",
             "closed",
         )
@@ -233,14 +363,21 @@ def answer_submit(*, user: User, item_id: int, payload: dict[str, Any]) -> Submi
 
     Refused with a clear message, and nothing recorded, after the time limit, the close or the
     last attempt; an unreadable answer is explained (400) and costs no attempt."""
-    item = _item_for(user, item_id)
-    # One answer at a time per instance: the limit checks and the count cannot race.
-    instance = Instance.objects.select_for_update().get(pk=item.instance_id)
-    item = InstanceQuestion.objects.select_related("question", "exercise", "version").get(pk=item.pk)
-    assessment = Assessment.objects.get(pk=instance.assessment_id)
+    # One answer at a time per instance: the question and its instance are locked in the read that
+    # finds them, so the limit checks and the count cannot race (one query, not four).
+    item = (
+        InstanceQuestion.objects.select_for_update(of=("self", "instance"))
+        .select_related("instance__assessment__cohort", "version")
+        .filter(pk=item_id, instance__user=user)
+        .first()
+    )
+    if item is None:
+        raise _refuse("No such question for you.", "not_found", 404)
+    instance = item.instance
+    assessment = instance.assessment
     now = timezone.now()
     terms = selectors.window_for(assessment=assessment, user_id=user.pk)
-    _open_or_refuse(instance, terms, now)
+    _open_or_refuse(instance, terms, now, assessment.cohort.time_zone)
     if terms.max_attempts is not None and item.attempts >= terms.max_attempts:
         raise _refuse(f"You have used all {terms.max_attempts} attempts on this question.", "no_attempts_left")
     result = exercise_services.grade_payload(
@@ -266,23 +403,18 @@ def answer_submit(*, user: User, item_id: int, payload: dict[str, Any]) -> Submi
         created_at=now,
     )
     if counted:
-        item.attempts = k
-        item.best = max(item.best, points)
+        gain = max(0.0, points - item.best)
+        item.attempts, item.best = k, item.best + gain
         item.save(update_fields=["attempts", "best"])
-        _rescore(instance)
+        if gain > 0:  # the instance's score is the sum of its questions' best
+            instance.score = round(instance.score + gain, 6)
+            instance.late = instance.late or time_credit < 100
+            Instance.objects.filter(pk=instance.pk).update(score=instance.score, late=instance.late, updated_at=now)
     logger.info(
         "assessment answer graded",
         extra={"user_id": user.pk, "item_id": item.pk, "correct": result.correct, "credit": credit},
     )
     return submission
-
-
-def _rescore(instance: Instance) -> None:
-    items = list(InstanceQuestion.objects.filter(instance=instance).values_list("pk", "best"))
-    score = round(sum(best for _, best in items), 6)
-    late = Submission.objects.filter(item__instance=instance, late=True, counted=True, points__gt=0).exists()
-    Instance.objects.filter(pk=instance.pk).update(score=score, late=late, updated_at=timezone.now())
-    instance.score, instance.late = score, late
 
 
 @transaction.atomic
@@ -292,7 +424,8 @@ def hint_next(*, user: User, item_id: int) -> InstanceQuestion:
     assessment = item.instance.assessment
     if assessment.is_exam or not assessment.hints:
         raise _refuse("This assessment offers no hints.", "no_hints")
-    _open_or_refuse(instance, selectors.window_for(assessment=assessment, user_id=user.pk), timezone.now())
+    terms = selectors.window_for(assessment=assessment, user_id=user.pk)
+    _open_or_refuse(instance, terms, timezone.now(), assessment.cohort.time_zone)
     total = len(cache.resolved(item.version, variant_of(item)).spec.hints)
     if item.hints_used >= total:
         raise _refuse("There are no more hints for this question.", "no_more_hints")
@@ -339,6 +472,33 @@ def _reason(reason: str) -> str:
     return text[:2000]
 
 
+def override_check(
+    *,
+    assessment: Assessment,
+    user: User,
+    reason: str,
+    due_at: datetime | None = None,
+    closes_at: datetime | None = None,
+    time_factor: float | None = None,
+    extra_attempts: int = 0,
+) -> str:
+    """The rules of a grant, without writing it (the admin's form shows their message); returns
+    the reason as it will be kept."""
+    _member(assessment, user)
+    text = _reason(reason)
+    if due_at is None and closes_at is None and time_factor is None and not extra_attempts:
+        raise _refuse("An override changes a due date, the close, the time or the attempts.", "empty_override", 400)
+    if time_factor is not None and not 1 <= time_factor <= 10:
+        raise _refuse("The time factor is from 1 to 10 (e.g. 1.5).", "invalid_time_factor", 400)
+    if extra_attempts < 0 or extra_attempts > 100:
+        raise _refuse("Extra attempts are from 0 to 100.", "invalid_extra_attempts", 400)
+    if due_at is not None and due_at < assessment.opens_at:
+        raise _refuse("A due date before the assessment opens gives no extension.", "invalid_window", 400)
+    if closes_at is not None and closes_at < assessment.closes_at:
+        raise _refuse("An override may move the close later, not earlier.", "invalid_window", 400)
+    return text
+
+
 @transaction.atomic
 def override_grant(
     *,
@@ -353,18 +513,15 @@ def override_grant(
 ) -> Override:
     """Give one learner other terms. The override in force before it (if any) is revoked and kept;
     an instance already running gets its deadline recomputed from its start."""
-    _member(assessment, user)
-    text = _reason(reason)
-    if due_at is None and closes_at is None and time_factor is None and not extra_attempts:
-        raise _refuse("An override changes a due date, the close, the time or the attempts.", "empty_override", 400)
-    if time_factor is not None and not 1 <= time_factor <= 10:
-        raise _refuse("The time factor is from 1 to 10 (e.g. 1.5).", "invalid_time_factor", 400)
-    if extra_attempts < 0 or extra_attempts > 100:
-        raise _refuse("Extra attempts are from 0 to 100.", "invalid_extra_attempts", 400)
-    if due_at is not None and due_at < assessment.opens_at:
-        raise _refuse("A due date before the assessment opens gives no extension.", "invalid_window", 400)
-    if closes_at is not None and closes_at < assessment.closes_at:
-        raise _refuse("An override may move the close later, not earlier.", "invalid_window", 400)
+    text = override_check(
+        assessment=assessment,
+        user=user,
+        reason=reason,
+        due_at=due_at,
+        closes_at=closes_at,
+        time_factor=time_factor,
+        extra_attempts=extra_attempts,
+    )
     now = timezone.now()
     Override.objects.select_for_update().filter(assessment=assessment, user=user, revoked_at__isnull=True).update(
         revoked_at=now, revoked_by=by

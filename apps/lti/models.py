@@ -114,3 +114,22 @@ class PlatformHost(models.Model):
 
     def __str__(self) -> str:
         return f"{self.host} for {self.registration_id}"
+
+
+class ContextLineItem(models.Model):
+    """A gradebook column of the tool's own in a course, known by its resource id (an app above
+    ``lti`` names it, e.g. ``assessment:12``): created on the platform once, or the platform's
+    own found and reused (``services.context_lineitem_ensure``). Unique per (course, resource id):
+    a second creator waits on the row's lock and finds the URL the first stored."""
+
+    context = models.ForeignKey(LtiContext, on_delete=models.CASCADE, related_name="+")
+    resource_id = models.CharField(max_length=255)
+    lineitem_url = models.URLField(max_length=1000, blank=True, help_text="Blank: found or created on the first score.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["context", "resource_id"], name="lti_context_lineitem_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.resource_id} in {self.context_id}"

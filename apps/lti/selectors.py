@@ -12,7 +12,9 @@ from lti_tool.models import LtiRegistration
 
 from apps.accounts.models import User
 from apps.exercises.models import Chapter, Exercise, Workbook
+from apps.lti import extensions
 from apps.lti.models import CohortLink, GradeBinding, LinkTarget, PlatformHost
+from apps.progress.models import Cohort
 from apps.progress.selectors.mastery import mastery
 
 
@@ -21,6 +23,15 @@ def pickable_workbooks() -> QuerySet[Workbook]:
     return Workbook.objects.filter(is_published=True).prefetch_related(
         Prefetch("chapters", queryset=Chapter.objects.order_by("number"))
     )
+
+
+def deep_link_extras(*, user_id: int, cohort_id: int | None) -> list[extensions.Placeable]:
+    """What apps above lti offer this instructor to place in this course (extensions.py)."""
+    user = User.objects.filter(pk=user_id, is_active=True).first()
+    cohort = Cohort.objects.filter(pk=cohort_id).first() if cohort_id else None
+    if user is None:
+        return []
+    return extensions.placeable(user=user, cohort=cohort)
 
 
 def landing_url(*, workbook: Workbook | None, chapter: Chapter | None, instructor: bool = False) -> str:

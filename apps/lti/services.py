@@ -11,6 +11,7 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
@@ -38,11 +39,14 @@ from pylti1p3.service_connector import ServiceConnector
 from apps.accounts.models import Role, User
 from apps.accounts.services import user_create, user_set_role
 from apps.exercises.models import Chapter, Workbook
-from apps.lti import claims, selectors
+from apps.lti import claims, extensions, selectors
 from apps.lti.claims import AgsEndpoint, Custom, DeepLinkingSettings
 from apps.lti.exceptions import LaunchRefused, PlatformUnavailable
 from apps.lti.models import (
+    LINEITEM_SCOPE,
+    SCORE_SCOPE,
     CohortLink,
+    ContextLineItem,
     GradeBinding,
     LinkTarget,
     LtiIdentity,
@@ -161,7 +165,8 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
         raise LaunchRefused("Only instructors can add content from this tool.", code="not_instructor", status=403)
     if not is_deep_link and not launch.is_resource_launch():
         raise LaunchRefused("This kind of LTI message is not supported.", code="unsupported_message")
-    workbook, chapter = (None, None) if is_deep_link else _custom_target(checked.custom)
+    extension = None if is_deep_link else extensions.for_custom(_custom_extra(checked.custom))
+    workbook, chapter = (None, None) if is_deep_link or extension is not None else _custom_target(checked.custom)
     existing = CohortLink.objects.filter(context__deployment=deployment, context__id_on_platform=context_id).first()
     if role == LEARNER and existing is None:
         raise LaunchRefused(
@@ -188,7 +193,20 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
         if is_deep_link:
             dl_settings = checked.deep_linking_settings
             assert dl_settings is not None, "pylti1p3 refuses a deep linking request without its settings"
-            return LaunchOutcome(user=user, landing="", deep_link_token=_deep_link_token(launch, dl_settings, user))
+            token = _deep_link_token(launch, dl_settings, user, cohort_id=link.cohort_id)
+            return LaunchOutcome(user=user, landing="", deep_link_token=token)
+        if extension is not None:  # a link an app above lti placed: it says where it lands
+            handler, value = extension
+            custom = _custom_extra(checked.custom)
+            landed = handler.launch(
+                extensions.LinkLaunch(
+                    user=user, instructor=role == INSTRUCTOR, cohort=link.cohort, value=value, custom=custom
+                )
+            )
+            if landed.resource_id and checked.ags is not None and checked.ags.lineitem:
+                _context_lineitem_remember(lti_context, landed.resource_id, checked.ags.lineitem)
+            logger.info("lti launch", extra={"user_id": user.pk, "cohort_id": link.cohort_id, "role": role})
+            return LaunchOutcome(user=user, landing=landed.url)
         if workbook is not None:
             if not CohortWorkbook.objects.filter(cohort=link.cohort, workbook=workbook).exists():
                 cohort_assign(cohort=link.cohort, workbook=workbook)
@@ -200,6 +218,21 @@ def launch_accept(*, launch: ToolMessageLaunch) -> LaunchOutcome:
         landing = selectors.landing_url(workbook=workbook, chapter=chapter, instructor=role == INSTRUCTOR)
     logger.info("lti launch", extra={"user_id": user.pk, "cohort_id": link.cohort_id, "role": role})
     return LaunchOutcome(user=user, landing=landing)
+
+
+def _custom_extra(custom: Custom | None) -> dict[str, Any]:
+    """The custom parameters besides the two the tool reads (an extension's, e.g. ``assessment``)."""
+    return dict(custom.model_extra or {}) if custom is not None else {}
+
+
+def _context_lineitem_remember(context: LtiContext, resource_id: str, lineitem_url: str) -> None:
+    """The platform's line item for a link placed with one (deep linking's ``lineItem``): kept for
+    its resource id, unless one is kept already (one column per resource id)."""
+    row, _ = ContextLineItem.objects.get_or_create(context=context, resource_id=resource_id[:255])
+    if not row.lineitem_url:
+        ContextLineItem.objects.filter(pk=row.pk, lineitem_url="").update(
+            lineitem_url=lineitem_url, updated_at=timezone.now()
+        )
 
 
 def _target_sync(
@@ -296,7 +329,9 @@ def _enrol(link: CohortLink, identity: LtiIdentity) -> bool:
 # --- Deep linking ---------------------------------------------------------------------------
 
 
-def _deep_link_token(launch: ToolMessageLaunch, dl_settings: DeepLinkingSettings, user: User) -> str:
+def _deep_link_token(
+    launch: ToolMessageLaunch, dl_settings: DeepLinkingSettings, user: User, cohort_id: int | None = None
+) -> str:
     """What the picker's form carries back: signed (it is posted from the LMS iframe, where our
     session and CSRF cookies, SameSite=Lax, are not sent), short-lived and single-use. The
     settings are the checked ones, and only the members we use."""
@@ -306,6 +341,7 @@ def _deep_link_token(launch: ToolMessageLaunch, dl_settings: DeepLinkingSettings
         "s": dl_settings.model_dump(exclude_none=True),
         "u": user.pk,
         "j": uuid.uuid4().hex,
+        "c": cohort_id,
     }
     return signing.dumps(payload, salt=DEEP_LINK_SALT, compress=True)
 
@@ -317,6 +353,7 @@ class DeepLinkSession:
     settings: dict[str, Any]
     user_id: int
     jti: str
+    cohort_id: int | None = None  # the course's cohort (what extensions offer depends on it)
 
     @property
     def accept_multiple(self) -> bool:
@@ -330,7 +367,7 @@ def deep_link_session(*, token: str) -> DeepLinkSession:
         raise LaunchRefused(
             "This content picker has expired. Start adding content from your course again.", code="bad_picker_token"
         ) from error
-    return DeepLinkSession(data["r"], data["d"], data["s"], data["u"], data["j"])
+    return DeepLinkSession(data["r"], data["d"], data["s"], data["u"], data["j"], data.get("c"))
 
 
 @dataclass(frozen=True)
@@ -342,10 +379,17 @@ class DeepLinkResponse:
 def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_url: str) -> DeepLinkResponse:
     """The signed LtiDeepLinkingResponse for the chosen workbooks (``slug``) or chapters
     (``slug:number``), each an LtiResourceLink whose custom parameters say where it lands; graded
-    links carry a line item (the platform creates the gradebook column)."""
+    links carry a line item (the platform creates the gradebook column). An extension's choices
+    (``key/id``, extensions.py) are taken only as it offers them to this instructor in this course
+    now, and carry their own line item whatever ``graded`` says."""
     session = deep_link_session(token=token)
-    items: list[tuple[Workbook, Chapter | None]] = []
+    offered = _offered(session) if any("/" in c for c in choices) else {}
+    items: list[tuple[Workbook, Chapter | None] | extensions.Placeable] = []
     for choice in choices:
+        if "/" in choice:
+            if choice in offered:
+                items.append(offered[choice])
+            continue
         slug, _, number = choice.partition(":")
         workbook = Workbook.objects.filter(slug=slug, is_published=True).first()
         if workbook is None:
@@ -378,7 +422,11 @@ def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_ur
     if not cache.add(f"lti:deep-link-used:{session.jti}", 1, DEEP_LINK_TTL_S):
         raise LaunchRefused("This content picker was already used.", code="picker_reused")
     resources = []
-    for workbook, chapter in items:
+    for item in items:
+        if isinstance(item, extensions.Placeable):
+            resources.append(_placed(item, launch_url))
+            continue
+        workbook, chapter = item
         title = workbook.title if chapter is None else f"{workbook.title} · {chapter.number}. {chapter.title}"
         custom = {"workbook": workbook.slug}
         if chapter is not None:
@@ -394,6 +442,19 @@ def deep_link_respond(*, token: str, choices: list[str], graded: bool, launch_ur
     deep_link = DeepLink(registration_for(registration), session.deployment_id, session.settings)  # type: ignore[arg-type]
     logger.info("lti deep link", extra={"user_id": session.user_id, "items": len(resources), "graded": graded})
     return DeepLinkResponse(return_url=return_url, jwt=deep_link.get_response_jwt(resources))
+
+
+def _offered(session: DeepLinkSession) -> dict[str, extensions.Placeable]:
+    return {p.value: p for p in selectors.deep_link_extras(user_id=session.user_id, cohort_id=session.cohort_id)}
+
+
+def _placed(item: extensions.Placeable, launch_url: str) -> DeepLinkResource:
+    resource = DeepLinkResource().set_url(launch_url).set_title(item.title).set_custom_params(dict(item.custom))
+    if item.resource_id and item.score_maximum > 0:
+        resource.set_lineitem(
+            LineItem().set_score_maximum(item.score_maximum).set_label(item.title).set_resource_id(item.resource_id)
+        )
+    return resource
 
 
 # --- Continue in a new window ----------------------------------------------------------------
@@ -491,6 +552,137 @@ def score_post(*, binding_id: int) -> str:
             "solved": fraction.solved,
             "total": fraction.total,
         },
+    )
+    return "posted"
+
+
+# --- A course's own columns (AGS line items by resource id) ----------------------------------
+
+LINEITEM_READONLY_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem.readonly"
+MAX_LINEITEM_PAGES = 50
+
+
+@dataclass(frozen=True)
+class ColumnScore:
+    """A learner's score in a column of the tool's own (an app above lti says what it is)."""
+
+    resource_id: str  # e.g. "assessment:12": one line item per (course, resource id)
+    label: str
+    score_maximum: float
+    score_given: float
+    activity_progress: str  # AGS: "Completed", "Submitted", "InProgress", …
+    grading_progress: str  # AGS: "FullyGraded", "Pending", …
+
+
+def _context_ags(context: LtiContext) -> tuple[AssignmentsGradesService, ServiceConnector]:
+    scopes = [
+        scope
+        for scope, granted in (
+            (LINEITEM_SCOPE, context.can_manage_lineitems),
+            (LINEITEM_READONLY_SCOPE, context.can_query_lineitems),
+            (SCORE_SCOPE, context.can_publish_scores),
+        )
+        if granted
+    ]
+    connector = ServiceConnector(registration_for(context.deployment.registration), http_session())
+    data = {"scope": scopes, "lineitems": context.lineitems_url}
+    return AssignmentsGradesService(connector, data), connector  # type: ignore[arg-type]
+
+
+def _with_query(url: str, **params: str) -> str:
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    query.update(params)
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _lineitem_find(ags: AssignmentsGradesService, lineitems_url: str, resource_id: str) -> str | None:
+    """The platform's line item with this resource id: asked with AGS's ``resource_id`` filter, and
+    checked here too (a platform may ignore the filter), page by page."""
+    url: str | None = _with_query(lineitems_url, resource_id=resource_id)
+    for _ in range(MAX_LINEITEM_PAGES):
+        if not url:
+            break
+        page, url = ags.get_lineitems_page(url)
+        for item in page:
+            if isinstance(item, dict) and item.get("resourceId") == resource_id and item.get("id"):
+                return str(item["id"])
+    return None
+
+
+def context_lineitem_ensure(*, context: LtiContext, resource_id: str, label: str, score_maximum: float) -> str:
+    """The URL of the course's line item for ``resource_id``: the one kept here; else the
+    platform's own (placed by deep linking, or created by an earlier attempt whose answer was
+    lost), found by its resource id; else one created now. Once per (course, resource id): the
+    row is unique, and its lock is held across the platform calls, so a concurrent second creator
+    waits and then finds the URL the first stored. A platform error stores nothing."""
+    with transaction.atomic():
+        row, _ = ContextLineItem.objects.get_or_create(context=context, resource_id=resource_id)
+        row = ContextLineItem.objects.select_for_update().get(pk=row.pk)
+        if row.lineitem_url:
+            return row.lineitem_url
+        if not context.lineitems_url:
+            raise LtiException("The platform gave no line items URL for this course.")
+        ags, connector = _context_ags(context)
+        url = _lineitem_find(ags, context.lineitems_url, resource_id)
+        if url is None:
+            if not context.can_manage_lineitems:
+                raise LtiException("The platform does not let this tool create line items in this course.")
+            created = LineItem().set_label(label).set_score_maximum(score_maximum).set_resource_id(resource_id)
+            response = connector.make_service_request(  # not ags.find_or_create_lineitem: it lists every line item
+                [LINEITEM_SCOPE],
+                context.lineitems_url,
+                is_post=True,
+                data=created.get_value(),
+                content_type="application/vnd.ims.lis.v2.lineitem+json",
+                accept="application/vnd.ims.lis.v2.lineitem+json",
+            )
+            body = response["body"]
+            if not isinstance(body, dict) or not body.get("id"):
+                raise LtiException("The platform's answer to creating a line item has no id.")
+            url = str(body["id"])
+            logger.info("lti line item created", extra={"context_id": context.pk, "resource_id": resource_id})
+        row.lineitem_url = url
+        row.save(update_fields=["lineitem_url", "updated_at"])
+    return url
+
+
+def column_score_post(*, cohort_id: int, user_id: int, score: ColumnScore) -> str:
+    """Post a learner's score to the line item of ``score.resource_id`` in the course linked to
+    the cohort (the line item found or created first). Returns what happened, for the logs:
+    ``posted``, or why nothing was sent (``not linked``, ``not gradable``, ``no identity``).
+    Raises PlatformUnavailable when worth retrying (network, 5xx, 429)."""
+    link = CohortLink.objects.select_related("context__deployment__registration").filter(cohort_id=cohort_id).first()
+    if link is None:
+        return "not linked"
+    context = link.context
+    known = ContextLineItem.objects.filter(context=context, resource_id=score.resource_id).exclude(lineitem_url="")
+    if not context.can_publish_scores or not (context.lineitems_url or known.exists()):
+        return "not gradable"
+    issuer = context.deployment.registration.issuer
+    identity = LtiIdentity.objects.filter(user_id=user_id, issuer=issuer).order_by("pk").first()
+    if identity is None:
+        return "no identity"  # joined by code, never seen by the platform
+    tool_key_ensure()
+    grade = (
+        Grade()
+        .set_score_given(score.score_given)
+        .set_score_maximum(score.score_maximum)
+        .set_activity_progress(score.activity_progress)
+        .set_grading_progress(score.grading_progress)
+        .set_timestamp(timezone.now().isoformat(timespec="milliseconds"))
+        .set_user_id(identity.subject)
+    )
+    try:
+        url = context_lineitem_ensure(
+            context=context, resource_id=score.resource_id, label=score.label, score_maximum=score.score_maximum
+        )
+        _context_ags(context)[0].put_grade(grade, LineItem({"id": url}))
+    except (requests.RequestException, LtiException) as error:
+        raise _platform_call_failed(error) from error
+    logger.info(
+        "lti column score posted",
+        extra={"user_id": user_id, "cohort_id": cohort_id, "resource_id": score.resource_id},
     )
     return "posted"
 

@@ -147,6 +147,7 @@ def launch(request: HttpRequest) -> HttpResponse:
         context = {
             "token": outcome.deep_link_token,
             "workbooks": selectors.pickable_workbooks(),
+            "extras": selectors.deep_link_extras(user_id=outcome.user.pk, cohort_id=session.cohort_id),
             "multiple": session.accept_multiple,
         }
         return render(request, "lti/deep_link_picker.html", context)

@@ -241,7 +241,7 @@ class CohortWorkbook(models.Model):
         constraints = [models.UniqueConstraint(fields=["cohort", "workbook"], name="assignment_unique")]
 
     def __str__(self) -> str:
-        return f"{self.cohort_id}:{self.workbook_id}"
+        return f"{self.workbook} for {self.cohort}"
 
 
 class Membership(models.Model):

@@ -179,6 +179,10 @@ CELERY_BEAT_SCHEDULE = {
     "sandbox-reap-containers": {"task": "sandbox.reap_containers", "schedule": 300.0},
     # Nightly, at a quiet hour: every LTI-linked cohort's roster from its platform (NRPS).
     "lti-sync-rosters": {"task": "lti.sync_rosters", "schedule": crontab(hour=3, minute=17)},
+    # Instances past their time limit or close: closed_at set and the score sent (apps/assessments/tasks.py).
+    "assessments-close-due": {"task": "assessments.close_due", "schedule": 60.0},
+    # Scores the LMS is owed (hidden until the close, or retries exhausted): apps/assessments/lti.py.
+    "assessments-post-lti-scores": {"task": "assessments.post_lti_scores_due", "schedule": 300.0},
 }
 
 # The code sandbox (apps/sandbox). The image is built by deploy/sandbox/build-sandbox-image.sh,
@@ -350,6 +354,8 @@ SPECTACULAR_SETTINGS = {
     # What holds for every operation (401, 404, 503, Retry-After, path examples): apps/core/schema.py.
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "apps.core.schema.postprocess"],
     "ENUM_NAME_OVERRIDES": {
+        "AssessmentKindEnum": "apps.assessments.models.Kind",
+        "AssessmentStateEnum": "apps.assessments.serializers.STATES",
         "VerdictEnum": "apps.exercises.models.Verdict",
         "ExerciseKindEnum": "apps.exercises.models.ExerciseKind",
         "AnswerFormatEnum": "apps.exercises.models.AnswerFormat",

@@ -10,10 +10,11 @@ import pytest
 
 from apps.accounts.models import User
 from apps.assessments import selectors, services
-from apps.assessments.models import Kind, ScoreOverride, Verdicts
+from apps.assessments.models import InstanceQuestion, Kind, ScoreOverride, Verdicts
 from apps.assessments.tests.conftest import Clock, MakeAssessment, right, varying, wrong
 from apps.core.exceptions import ApplicationError
-from apps.exercises.content import variants
+from apps.exercises.content import cache, variants
+from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.tests.answers import correct_payload
 from apps.learning import services as learning_services
 from apps.progress.models import ExerciseProgress, LearnerStats
@@ -44,9 +45,7 @@ def test_a_pool_is_drawn_once_per_learner_and_the_numbers_are_never_practice_num
     ]
 
 
-def variants_spec(item):  # type: ignore[no-untyped-def]
-    from apps.exercises.content import cache
-
+def variants_spec(item: InstanceQuestion) -> ExerciseSpec:
     return cache.resolved(item.version).spec
 
 

@@ -65,11 +65,19 @@ class TestPlatform:
         self.token_requests: list[dict[str, Any]] = []
         self.jwks_fetches = 0
         self.fail_scores = 0  # answer this many score posts with a 503
+        # Line items: the queries the tool made (GET /lineitems?…), an optional delay before one is
+        # created (to let two creators race), and, as LMSs do, line items made from the deep linking
+        # responses' content items that carry a lineItem (``placed``: their custom and line item URL).
+        self.lineitem_queries: list[dict[str, str]] = []
+        self.lineitem_create_delay_s = 0.0
+        self.lineitems_from_deep_linking = False
+        self.placed: list[dict[str, Any]] = []
         # The browser side (tests/e2e): the tool's address, what /auth signs for the next launch,
         # and the deep linking responses the LMS received.
         self.tool_url = "http://testserver"
         self.browser_launch: dict[str, Any] = {"roles": LEARNER}
         self.deep_link_responses: list[str] = []
+        self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -165,6 +173,21 @@ class TestPlatform:
         key = key or self.keys[0]
         return jwt.encode(body, key.private_pem, algorithm="RS256", headers={"kid": key.kid})
 
+    def place(self, encoded: str) -> None:
+        """What an LMS does with a deep linking response: a resource link per content item and,
+        for one with a lineItem, a line item bound to it (its resourceId, label, scoreMaximum)."""
+        items = jwt.decode(encoded, options={"verify_signature": False}).get(
+            "https://purl.imsglobal.org/spec/lti-dl/claim/content_items", []
+        )
+        for item in items:
+            link_id = f"placed-{len(self.placed) + 1}"
+            lineitem = None
+            if "lineItem" in item:
+                lineitem = self.lineitem_add(item["lineItem"].get("label", item.get("title", "")))
+                self.lineitems[-1].update(item["lineItem"])
+                self.lineitems[-1]["resourceLinkId"] = link_id
+            self.placed.append({"resource_link_id": link_id, "custom": item.get("custom", {}), "lineitem": lineitem})
+
     def lineitem_add(self, label: str = "Existing") -> str:
         url = f"{self.base}/lineitems/{len(self.lineitems) + 1}"
         self.lineitems.append({"id": url, "label": label, "scoreMaximum": 100})
@@ -239,7 +262,11 @@ class TestPlatform:
                     self._send(200, {"keys": [k.jwk() for k in platform.keys]})
                 elif path == "/lineitems":
                     if self._authorized():
-                        self._send(200, platform.lineitems, "application/vnd.ims.lis.v2.lineitemcontainer+json")
+                        platform.lineitem_queries.append(query)
+                        items = platform.lineitems
+                        if "resource_id" in query:  # AGS's filter
+                            items = [i for i in items if i.get("resourceId") == query["resource_id"]]
+                        self._send(200, items, "application/vnd.ims.lis.v2.lineitemcontainer+json")
                 elif path == "/memberships":
                     if self._authorized():
                         body = {
@@ -269,12 +296,16 @@ class TestPlatform:
                 elif path == "/lineitems":
                     if self._authorized():
                         item = json.loads(raw)
-                        item["id"] = f"{platform.base}/lineitems/{len(platform.lineitems) + 1}"
-                        platform.lineitems.append(item)
+                        time.sleep(platform.lineitem_create_delay_s)
+                        with platform.lock:
+                            item["id"] = f"{platform.base}/lineitems/{len(platform.lineitems) + 1}"
+                            platform.lineitems.append(item)
                         self._send(201, item, "application/vnd.ims.lis.v2.lineitem+json")
                 elif path == "/deep-link-return":
                     form = {k: v[0] for k, v in parse_qs(raw.decode()).items()}
                     platform.deep_link_responses.append(form.get("JWT", ""))
+                    if platform.lineitems_from_deep_linking:
+                        platform.place(form.get("JWT", ""))
                     self._html("<!doctype html><title>Added</title><p id=added>Content added to the course.</p>")
                 elif re.fullmatch(r"/lineitems/\d+/scores", path):
                     if not self._authorized():
