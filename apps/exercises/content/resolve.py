@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -155,13 +156,31 @@ def symbolic_target(answer: SymbolicAnswer, scope: dict[str, Number], where: str
     )
 
 
+_referring: OrderedDict[int, tuple[ExerciseSpec, bool]] = OrderedDict()
+MAX_REMEMBERED = 4096
+
+
+def _refers(spec: ExerciseSpec) -> bool:
+    """Whether any of the spec's prose holds a ``{% ref %}``, remembered per spec object (specs are
+    not changed once loaded; the object is kept so its id is not reused while remembered): the
+    seed's numbers then resolve without dumping the spec to look."""
+    found = _referring.get(id(spec))
+    if found is not None and found[0] is spec:
+        return found[1]
+    value = bool(spec_refs(spec.model_dump(mode="json")))
+    _referring[id(spec)] = (spec, value)
+    if len(_referring) > MAX_REMEMBERED:
+        _referring.popitem(last=False)
+    return value
+
+
 def with_variant(spec: ExerciseSpec, variant: Variant | None) -> ExerciseSpec:
     """The spec with a variant's givens, and its preset rows' names in the prose."""
     labels = dict(variant.labels) if variant is not None else seed_labels(spec)
-    data = spec.model_dump(mode="json")
-    referring = bool(spec_refs(data))
+    referring = _refers(spec)
     if (variant is None or variant.is_seed) and not labels and not referring:
         return spec
+    data = spec.model_dump(mode="json")
     if variant is not None:
         data["givens"] = variant.givens(spec)
     if referring:  # each `{% ref %}` takes its branch for what this learner has finished
