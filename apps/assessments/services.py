@@ -19,6 +19,7 @@ from apps.assessments.models import (
     Assessment,
     Instance,
     InstanceQuestion,
+    Kind,
     Override,
     Question,
     ScoreOverride,
@@ -174,6 +175,8 @@ def _slug_free(cohort_id: int, slug: str, *, but: int | None = None) -> None:
 def assessment_create(*, cohort: Cohort, by: User, questions: list[dict[str, Any]], **terms: Any) -> Assessment:
     """An assessment with its questions, in one transaction: nothing is kept if any part is refused."""
     values = _terms(terms)
+    if values.get("kind") == Kind.EXAM:
+        values["hints"] = False  # an exam never offers hints: say so where the terms are read
     _slug_free(cohort.pk, values["slug"])
     assessment = Assessment.objects.create(cohort=cohort, created_by=by, **values)
     _questions_set(assessment, questions)
@@ -195,6 +198,8 @@ def assessment_update(
     values = {name: getattr(locked, name) for name in TERMS}
     values.update(changes)
     values = _terms(values)
+    if values.get("kind") == Kind.EXAM:
+        values["hints"] = False
     _slug_free(locked.cohort_id, values["slug"], but=locked.pk)
     if questions is not None:
         if Instance.objects.filter(assessment=locked).exists():
