@@ -64,6 +64,7 @@ bench: venv-dev services sandbox-image gvisor
 	$(TEST_ENV) $(PY) bench/pages.py
 	$(TEST_ENV) $(PY) bench/jax_exercises.py
 	$(TEST_ENV) $(PY) bench/overview.py
+	$(TEST_ENV) $(PY) bench/assessments.py
 
 ## make bench-burst: the deadline burst (bench/burst.py; ~4 min, both cores); BURST_ARGS=--quick for a short run
 bench-burst: venv-dev services sandbox-image

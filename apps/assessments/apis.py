@@ -37,12 +37,14 @@ from apps.assessments.serializers import (
     AssessmentIn,
     AssessmentNestedIn,
     AssessmentOut,
+    GradebookAssessmentOut,
     GradebookOut,
     InstanceOut,
     LiveOut,
     MyAssessmentOut,
     OverrideIn,
     OverrideOut,
+    OverrideSummaryOut,
     ScoreIn,
     ScoreOut,
     SubmissionOut,
@@ -158,26 +160,31 @@ def _override_body(o: Override) -> dict[str, Any]:
 
 
 def _gradebook_body(book: selectors.Gradebook) -> dict[str, Any]:
+    """The gradebook's body, ready to render: its thousands of cells are plain values built here
+    (their shape is ``GradebookCellOut``, which the schema documents) rather than walked through
+    DRF's fields one by one; the few overrides go through their serializer."""
+    summaries = {key: represent(OverrideSummaryOut, c.override) for key, c in book.cells.items() if c.override}
     learners = []
     for learner in book.learners:
         cells, total = [], 0.0
         for a in book.assessments:
             cell = book.cell(learner.pk, a.pk)
-            i, o = cell.instance, cell.override
-            taken = exports.taken(i)
-            if i is not None and taken:
+            i = cell.instance
+            started = i is not None and i.started_at is not None
+            shown = i is not None and exports.taken(i)
+            if i is not None and shown:
                 total += i.final_score
             cells.append(
                 {
                     "assessment_id": a.pk,
-                    "score": i.final_score if i is not None and taken else None,
-                    "computed_score": i.score if i is not None and i.started_at is not None else None,
+                    "score": i.final_score if i is not None and shown else None,
+                    "computed_score": i.score if i is not None and started else None,
                     "override_score": i.score_override if i is not None else None,
-                    "max_score": i.max_score if i is not None and i.started_at is not None else book.possible[a.pk],
+                    "max_score": i.max_score if i is not None and started else book.possible[a.pk],
                     "late": bool(i is not None and i.late),
                     "started_at": i.started_at if i is not None else None,
                     "submitted_at": i.submitted_at if i is not None else None,
-                    "override": o,
+                    "override": summaries.get((learner.pk, a.pk)),
                 }
             )
         learners.append(
@@ -189,13 +196,12 @@ def _gradebook_body(book: selectors.Gradebook) -> dict[str, Any]:
                 "cells": cells,
             }
         )
+    assessments = [{**{n: getattr(a, n) for n in services.TERMS}, "id": a.pk, "points": book.possible[a.pk]}
+                   for a in book.assessments]  # fmt: skip
     return {
         "cohort_id": book.cohort.pk,
         "points": sum(book.possible.values()),
-        "assessments": [
-            {**{n: getattr(a, n) for n in services.TERMS}, "id": a.pk, "points": book.possible[a.pk]}
-            for a in book.assessments
-        ],
+        "assessments": represent_many(GradebookAssessmentOut, assessments),
         "learners": learners,
     }
 
@@ -451,7 +457,7 @@ class GradebookApi(APIView):
     )
     def get(self, request: Request, cohort_id: int) -> Response:
         cohort = progress_selectors.cohort_taught(user=request_user(request), cohort_id=cohort_id)
-        return Response(represent(GradebookOut, _gradebook_body(selectors.gradebook(cohort=cohort))))
+        return Response(_gradebook_body(selectors.gradebook(cohort=cohort)))
 
 
 class GradebookCsvApi(CsvApi):
@@ -681,14 +687,13 @@ class AnswerApi(APIView):
         'live: the verdict, points and feedback; otherwise `{"status": "saved"}` with them null.',
     )
     def post(self, request: Request, assessment_id: int, position: int) -> Response:
-        user, instance = _mine(request, assessment_id)
-        item = _item(instance, position)
-        body = formats.get(cache.resolved(item.version).spec.format).answer_in(data=request.data)
+        user = request_user(request)
+        item_id, answer_format = selectors.question_of(user=user, assessment_id=assessment_id, position=position)
+        body = formats.get(answer_format).answer_in(data=request.data)
         body.is_valid(raise_exception=True)
-        submission = services.answer_submit(user=user, item_id=item.pk, payload=dict(body.validated_data))
-        item.refresh_from_db(fields=["attempts", "best", "hints_used"])
-        instance.refresh_from_db()
-        terms = selectors.window_for(assessment=instance.assessment, user_id=user.pk)
+        submission, terms = services.answer_grade(user=user, item_id=item_id, payload=dict(body.validated_data))
+        item = submission.item
+        instance = item.instance
         visible = selectors.verdicts_visible(instance, item)
         return Response(
             represent(SubmissionOut, _submission_body(submission, item, visible, terms)),

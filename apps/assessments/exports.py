@@ -20,7 +20,7 @@ def _points(value: float) -> str:
     return f"{round(value, 4):g}"
 
 
-def taken(instance: Instance | None) -> bool:
+def taken(instance: Instance | selectors.Taken | None) -> bool:
     """A score to show: the learner opened it, or an instructor entered one for them."""
     return instance is not None and (instance.started_at is not None or instance.score_override is not None)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.db.models import Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -178,9 +179,31 @@ def open_exam_refusal(user_id: int, exercise_id: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Cell:
-    instance: Instance | None
+class Taken(NamedTuple):
+    """An instance as the gradebook reads it: its scores and times, no model object. A tuple of
+    plain values, which Python's collector stops tracking: a gradebook read builds ten thousand."""
+
+    pk: int
+    assessment_id: int
+    user_id: int
+    score: float
+    max_score: float
+    late: bool
+    score_override: float | None
+    started_at: datetime | None
+    submitted_at: datetime | None
+
+    @property
+    def final_score(self) -> float:
+        return self.score if self.score_override is None else self.score_override
+
+
+TAKEN_FIELDS = ("pk", "assessment_id", "user_id", "score", "max_score", "late", "score_override", "started_at",
+                "submitted_at")  # fmt: skip
+
+
+class Cell(NamedTuple):
+    instance: Taken | None
     override: Override | None
 
     @property
@@ -197,7 +220,10 @@ class Gradebook:
     possible: dict[int, float]  # assessment id -> points
 
     def cell(self, user_id: int, assessment_id: int) -> Cell:
-        return self.cells.get((user_id, assessment_id), Cell(None, None))
+        return self.cells.get((user_id, assessment_id), _EMPTY)
+
+
+_EMPTY = Cell(None, None)
 
 
 def assessment_points(assessments: list[Assessment]) -> dict[int, float]:
@@ -219,12 +245,10 @@ def gradebook(*, cohort: Cohort) -> Gradebook:
         (o.user_id, o.assessment_id): o
         for o in Override.objects.filter(assessment__cohort=cohort, revoked_at__isnull=True)
     }
-    instances = Instance.objects.filter(assessment__cohort=cohort).only(
-        "id", "assessment_id", "user_id", "score", "max_score", "late", "score_override", "submitted_at",
-        "started_at", "deadline", "posted_score",
-    )  # fmt: skip
-    for i in instances:
-        cells[(i.user_id, i.assessment_id)] = Cell(i, overrides.get((i.user_id, i.assessment_id)))
+    for row in Instance.objects.filter(assessment__cohort=cohort).values_list(*TAKEN_FIELDS):
+        taken = Taken._make(row)
+        key = (taken.user_id, taken.assessment_id)
+        cells[key] = Cell(taken, overrides.get(key))
     for key, o in overrides.items():
         if key not in cells:
             cells[key] = Cell(None, o)
@@ -241,3 +265,23 @@ def submissions_of(*, instance: Instance) -> dict[int, list[Submission]]:
     for s in Submission.objects.filter(item__instance=instance).order_by("created_at", "id"):
         by_item.setdefault(s.item_id, []).append(s)
     return by_item
+
+
+def question_of(*, user: User, assessment_id: int, position: int) -> tuple[int, str]:
+    """The learner's question at ``position`` of their instance: (its id, its answer format), in
+    one query; a 404 when they have not opened the assessment or it has no such question."""
+    row = (
+        InstanceQuestion.objects.filter(
+            instance__assessment_id=assessment_id,
+            instance__user=user,
+            instance__started_at__isnull=False,
+            position=position,
+        )
+        .values_list("pk", "exercise__format")
+        .first()
+    )
+    if row is None:
+        raise ApplicationError(
+            "No such question in your assessment (open the assessment first).", code="not_found", status_code=404
+        )
+    return int(row[0]), str(row[1])

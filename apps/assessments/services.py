@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -362,18 +363,31 @@ def variant_of(item: InstanceQuestion) -> Variant:
     return variants.recorded({"variant": item.variant}) if item.variant else variants.SEED
 
 
-@transaction.atomic
 def answer_submit(*, user: User, item_id: int, payload: dict[str, Any]) -> Submission:
     """Grade an answer on the question's own numbers, with its credit (time × attempt).
 
     Refused with a clear message, and nothing recorded, after the time limit, the close or the
-    last attempt; an unreadable answer is explained (400) and costs no attempt."""
+    last attempt; an unreadable answer is explained (400) and costs no attempt. The submission
+    returned carries its question (``.item``, attempts and best as now) and the question its
+    instance (``.item.instance``, score as now, with its assessment): no read is needed after."""
+    return answer_grade(user=user, item_id=item_id, payload=payload)[0]
+
+
+@transaction.atomic
+def answer_grade(*, user: User, item_id: int, payload: dict[str, Any]) -> tuple[Submission, selectors.Window]:
+    """``answer_submit``, and the learner's terms it was graded under (for the response)."""
     # One answer at a time per instance: the question and its instance are locked in the read that
-    # finds them, so the limit checks and the count cannot race (one query, not four).
+    # finds them (with the id of the learner's override in force), so the limit checks and the count
+    # cannot race, and the common answer costs one read before grading.
+    in_force = Override.objects.filter(
+        assessment_id=OuterRef("instance__assessment_id"), user_id=user.pk, revoked_at__isnull=True
+    ).values("pk")[:1]
     item = (
         InstanceQuestion.objects.select_for_update(of=("self", "instance"))
-        .select_related("instance__assessment__cohort", "version")
+        .select_related("instance__assessment__cohort", "question", "version")
+        .annotate(override_id=Subquery(in_force))
         .filter(pk=item_id, instance__user=user)
+        .order_by()
         .first()
     )
     if item is None:
@@ -381,7 +395,8 @@ def answer_submit(*, user: User, item_id: int, payload: dict[str, Any]) -> Submi
     instance = item.instance
     assessment = instance.assessment
     now = timezone.now()
-    terms = selectors.window_for(assessment=assessment, user_id=user.pk)
+    override = Override.objects.get(pk=item.override_id) if item.override_id else None
+    terms = selectors.window(assessment=assessment, override=override)
     _open_or_refuse(instance, terms, now, assessment.cohort.time_zone)
     if terms.max_attempts is not None and item.attempts >= terms.max_attempts:
         raise _refuse(f"You have used all {terms.max_attempts} attempts on this question.", "no_attempts_left")
@@ -419,7 +434,7 @@ def answer_submit(*, user: User, item_id: int, payload: dict[str, Any]) -> Submi
         "assessment answer graded",
         extra={"user_id": user.pk, "item_id": item.pk, "correct": result.correct, "credit": credit},
     )
-    return submission
+    return submission, terms
 
 
 @transaction.atomic
@@ -456,7 +471,13 @@ def instances_close_due(*, now: datetime | None = None, limit: int = 1000) -> in
     """Mark instances closed whose time limit or close has passed without a submit, and send their
     scores (beat runs this every minute; safe to run in parallel: a compare-and-set per row)."""
     now = now or timezone.now()
-    candidates = Instance.objects.filter(closed_at__isnull=True, started_at__isnull=False).select_related("assessment")
+    # Only what can be due: submitted, past its deadline, or past the assessment's close (an override
+    # only ever moves a close later, so nothing due is missed; the exact check is per row below).
+    candidates = (
+        Instance.objects.filter(closed_at__isnull=True, started_at__isnull=False)
+        .filter(Q(submitted_at__isnull=False) | Q(deadline__lte=now) | Q(assessment__closes_at__lte=now))
+        .select_related("assessment")
+    )
     closed = 0
     for instance in candidates.order_by("id")[:limit]:
         if not selectors.instance_closed(instance, at=now):

@@ -123,3 +123,17 @@ def test_without_a_broker_requests_run_the_close_on_a_thread_at_most_once_a_minu
     assert thread is not None
     thread.join(timeout=30)
     assert Instance.objects.get(pk=later.pk).closed_at == clock.at
+
+
+def test_a_due_instance_behind_the_limit_of_open_ones_is_closed(
+    make_assessment: MakeAssessment, student: User, other_student: User, clock: Clock
+) -> None:
+    """The sweep reads only what can be due: instances open for days ahead of it in id order do
+    not use up its batch and keep a due one open."""
+    homework = make_assessment(slug="hw", pools=[varying(n=1)])  # closes in 7 days: open
+    exam = make_assessment(kind=Kind.EXAM, slug="exam", pools=[varying(n=1)], time_limit_minutes=30)
+    services.instance_open(assessment=homework, user=student)  # the lower id, open for days
+    due = services.instance_open(assessment=exam, user=other_student)
+    clock.advance(minutes=31)
+    assert services.instances_close_due(limit=1) == 1
+    assert Instance.objects.get(pk=due.pk).closed_at is not None
