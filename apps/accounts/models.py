@@ -20,6 +20,12 @@ class User(AbstractUser):
     on_global_board = models.BooleanField(
         default=True, help_text="Shown on the global leaderboard. Cohort boards and instructors always see you."
     )
+    practice_paused_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Until then practice on some exercises may be paused (an exam being taken): the apps that "
+        "pause it say which. Read with the user, so practice costs no query when it is blank or past.",
+    )
 
     # Set by set_unusable_password, read (and cleared) after the save that stores it: with
     # Django's own ``_password`` (set by set_password, but not by a hash upgrade at sign-in) it

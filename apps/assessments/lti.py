@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.urls import NoReverseMatch, reverse
@@ -43,6 +41,7 @@ from apps.assessments.models import Assessment, Instance, Verdicts
 from apps.assessments.signals import instance_scored
 from apps.lti import extensions
 from apps.lti import services as lti_services
+from apps.lti import tasks as lti_tasks
 from apps.lti.exceptions import LaunchRefused, PlatformUnavailable
 from apps.progress.models import Cohort
 
@@ -194,27 +193,11 @@ def _pending_key(instance_id: int) -> str:
 
 def score_post_schedule(*, instance_id: int) -> bool:
     """Post in LTI_SCORE_COALESCE_S unless a post is pending (the task reads the score when it
-    runs, so the last one is sent). Without a broker (the embedded default) a timer thread runs it,
-    not the request that submitted. Returns whether a post was scheduled."""
-    delay = settings.LTI_SCORE_COALESCE_S
-    if not cache.add(_pending_key(instance_id), 1, delay + 60):
-        return False
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        timer = threading.Timer(delay, _post_in_thread, args=(instance_id,))
-        timer.daemon = True
-        timer.start()
-        return True
-    post_instance_score.apply_async(args=(instance_id,), countdown=delay)
-    return True
-
-
-def _post_in_thread(instance_id: int) -> None:
-    try:
-        post_instance_score.apply(args=(instance_id,))
-    except Exception:
-        logger.exception("assessment lti score not posted", extra={"instance_id": instance_id})
-    finally:
-        connection.close()  # this thread's own
+    runs, so the last one is sent), as the mastery posts are (``lti.tasks.coalesced_post``).
+    Returns whether a post was scheduled."""
+    return lti_tasks.coalesced_post(
+        pending_key=_pending_key(instance_id), task=post_instance_score, object_id=instance_id
+    )
 
 
 @shared_task(

@@ -272,6 +272,20 @@ def _member(assessment: Assessment, user: User) -> None:
         raise _refuse("No such assessment for you.", "not_found", 404)
 
 
+def _pause_practice(assessment: Assessment, user: User | int, until: datetime) -> None:
+    """For an exam: mark the learner's practice as possibly paused until ``until`` (their deadline,
+    or the close), so the practice gate (``learning.gates``) looks at their exams until then and
+    costs nothing otherwise. Only ever moved later; the gate's own check says what is paused."""
+    if not assessment.is_exam:
+        return
+    user_id = user if isinstance(user, int) else user.pk
+    User.objects.filter(pk=user_id).filter(
+        Q(practice_paused_until__isnull=True) | Q(practice_paused_until__lt=until)
+    ).update(practice_paused_until=until)
+    if isinstance(user, User) and (user.practice_paused_until is None or user.practice_paused_until < until):
+        user.practice_paused_until = until
+
+
 def instance_open(*, assessment: Assessment, user: User) -> Instance:
     """The learner's instance, created at their first open (questions drawn, numbers fixed, the
     time limit started). Opening again returns it unchanged."""
@@ -319,6 +333,7 @@ def instance_open(*, assessment: Assessment, user: User) -> Instance:
             instance.started_at, instance.deadline = now, deadline
             instance.max_score = sum(i.points for i in items)
             instance.save(update_fields=["started_at", "deadline", "max_score", "updated_at"])
+            _pause_practice(assessment, user, deadline or terms.closes_at)
     except IntegrityError:  # a concurrent first open won the race: theirs is the instance
         pass
     logger.info("assessment opened", extra={"user_id": user.pk, "assessment_id": assessment.pk})
@@ -584,6 +599,7 @@ def _deadline_again(assessment: Assessment, user_id: int) -> None:
     deadline = min(instance.started_at + terms.time_limit, terms.closes_at) if terms.time_limit is not None else None
     fields = ["deadline", "updated_at"]
     instance.deadline = deadline
+    _pause_practice(assessment, user_id, deadline or terms.closes_at)
     if instance.closed_at is not None and not selectors.instance_closed(instance, terms=terms):
         instance.closed_at = None  # reopened by more time: it closes (and posts) again later
         fields.append("closed_at")

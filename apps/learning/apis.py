@@ -104,7 +104,7 @@ class ExerciseDetailApi(APIView):
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
         user, exercise = request_user(request), _exercise(slug, number)
-        gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+        gates.practice_check(user=user, exercise_id=exercise.pk)
         page = learning_selectors.exercise_page(user=user, exercise=exercise)
         return Response(represent(ExerciseDetailOut, page))
 

@@ -59,6 +59,7 @@ from apps.exercises.models import Attempt, Exercise, ExerciseVersion
 from apps.exercises.source import MAX_SOURCE_BYTES, UngradableCode, source_validate  # noqa: F401 - re-exported
 from apps.learning import gates, live
 from apps.learning import selectors as learning_selectors
+from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
 from apps.sandbox import selectors
@@ -426,7 +427,7 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
     version = exercise.current_version
     if version is None:
         raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
-    gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+    gates.practice_check(user=user, exercise_id=exercise.pk)
     spec = cache.resolved(version).spec
     part = parts.part_of(spec, payload)
     if part == AttemptPart.CODE:
@@ -485,7 +486,7 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> list[Exercise]:
     mastery and the day streak again. In a scenario, its exercises not finished yet move with it
     (returned); finished ones keep their numbers.
     """
-    gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+    gates.practice_check(user=user, exercise_id=exercise.pk)
     version = exercise.current_version
     if version is None or cache.resolved(version).spec.vary is None:
         raise ApplicationError(
@@ -498,7 +499,18 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> list[Exercise]:
             code="answer_not_visible",
             status_code=409,
         )
-    moved = progress_services.progress_next_round(progress=progress)
+    round_, seed, offset = progress_selectors.learner_numbers(user_id=user.pk, exercise=exercise)
+    spec = cache.resolved(version).spec
+    hidden = set(spec.implicit)
+
+    def shown(at: int) -> tuple[object, ...]:
+        """What the exercise shows of round ``at``'s numbers: its drawn givens (not the scenario's
+        it leaves unused) and its preset rows' names."""
+        drawn = variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, at + offset))
+        return tuple((k, v) for k, v in drawn.values if k not in hidden), drawn.labels
+
+    now_shown = shown(round_)
+    moved = progress_services.progress_next_round(progress=progress, differs=lambda at: shown(at) != now_shown)
     logger.info(
         "new numbers",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "round": progress.round, "moved": [m.pk for m in moved]},
@@ -509,7 +521,7 @@ def exercise_new_numbers(*, user: User, exercise: Exercise) -> list[Exercise]:
 @transaction.atomic
 def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
     """Give up and see the answer. Solving afterwards completes the exercise but earns no points."""
-    gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+    gates.practice_check(user=user, exercise_id=exercise.pk)
     progress = progress_services.progress_lock(user=user, exercise=exercise)
     if progress.reviewing:
         progress_services.review_revealed(progress=progress, at=timezone.now())
@@ -524,7 +536,7 @@ def exercise_reveal(*, user: User, exercise: Exercise) -> ExerciseProgress:
 
 @transaction.atomic
 def hint_reveal_next(*, user: User, exercise: Exercise) -> ExerciseProgress:
-    gates.practice_check(user_id=user.pk, exercise_id=exercise.pk)
+    gates.practice_check(user=user, exercise_id=exercise.pk)
     version = exercise.current_version
     total = len(cache.resolved(version).spec.hints) if version else 0
     progress = progress_services.progress_lock(user=user, exercise=exercise)

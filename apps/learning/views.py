@@ -125,7 +125,7 @@ def _own_precheck(user: User, exercise: Exercise, precheck_id: str) -> Precheck 
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     user = request_user(request)
     ex = selectors.exercise_get(workbook_slug=slug, number=number)
-    paused = gates.practice_refusal(user_id=user.pk, exercise_id=ex.pk)
+    paused = gates.practice_refusal(user=user, exercise_id=ex.pk)
     if paused:  # an exam the learner is taking has this exercise: no practice, no peeking
         return render(request, "exercises/paused.html", {"exercise": ex, "why": paused}, status=409)
     result: dict[str, Any] | None = None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
@@ -25,29 +25,35 @@ def _pending_key(binding_id: int) -> str:
 
 def score_post_schedule(*, binding_id: int) -> bool:
     """Post this grade in LTI_SCORE_COALESCE_S, unless a post is already pending: a burst of solves
-    costs one request. The pending mark is cleared when the task starts, before it reads mastery,
-    so a solve after that schedules another post and the last figures always reach the platform.
-    The mark outlives the countdown so that a lost message does not block posts for long.
-    Returns whether a post was scheduled."""
+    costs one request (``coalesced_post``). Returns whether a post was scheduled."""
+    return coalesced_post(pending_key=_pending_key(binding_id), task=post_score, object_id=binding_id)
+
+
+def coalesced_post(*, pending_key: str, task: Task[[int], str], object_id: int) -> bool:
+    """Run ``task(object_id)`` in LTI_SCORE_COALESCE_S unless one is pending under ``pending_key``.
+
+    The task clears the mark when it starts, before it reads what to post, so a change after that
+    schedules another post and the last figures always reach the platform. The mark outlives the
+    countdown so that a lost message does not block posts for long. On the embedded default (no
+    broker) a timer thread runs it: an eager task would post inside the learner's request, retries
+    and all, and ignore the countdown. Returns whether a post was scheduled."""
     delay = settings.LTI_SCORE_COALESCE_S
-    if not cache.add(_pending_key(binding_id), 1, delay + 60):
+    if not cache.add(pending_key, 1, delay + 60):
         return False
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        # The embedded default (no broker, no worker): an eager task would post inside the learner's
-        # request, retries and all, and ignore the countdown. A timer thread keeps both out of it.
-        timer = threading.Timer(delay, _post_in_thread, args=(binding_id,))
+        timer = threading.Timer(delay, _apply_in_thread, args=(task, object_id))
         timer.daemon = True
         timer.start()
         return True
-    post_score.apply_async(args=(binding_id,), countdown=delay)
+    task.apply_async(args=(object_id,), countdown=delay)
     return True
 
 
-def _post_in_thread(binding_id: int) -> None:
+def _apply_in_thread(task: Task[[int], str], object_id: int) -> None:
     try:
-        post_score.apply(args=(binding_id,))
+        task.apply(args=(object_id,))
     except Exception:
-        logger.exception("lti score not posted", extra={"binding_id": binding_id})
+        logger.exception("lti score not posted", extra={"task": task.name, "object_id": object_id})
     finally:
         connection.close()  # this thread's own
 

@@ -15,6 +15,7 @@ Code exercises (Build, Debug) have no cards: a review must be quick, and a sandb
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from django.db import transaction
@@ -82,7 +83,12 @@ def review_revealed(*, progress: ExerciseProgress, at: datetime) -> None:
     review_wrong(progress=progress, at=at)
 
 
-def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) -> list[Exercise]:
+MAX_ROUNDS_SKIPPED = 16
+
+
+def progress_next_round(
+    *, progress: ExerciseProgress, reviewing: bool = False, differs: Callable[[int], bool] | None = None
+) -> list[Exercise]:
     """Start an exercise over on its next round of numbers (new numbers, or a review): the answer
     hidden again, hints and parts cleared; attempts, points and first-try statistics kept, as a
     workbook reset keeps them. The caller holds the row's lock.
@@ -90,7 +96,11 @@ def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) 
     In a scenario (givens a chain of exercises shares) the whole scenario moves: the round is one
     past any the learner has had in it, and every exercise of it not finished yet (neither solved
     nor revealed) moves to that round too, so the chain stays on one set of numbers; finished ones
-    keep the numbers they were finished on. Returns the exercises that moved with it."""
+    keep the numbers they were finished on. Returns the exercises that moved with it.
+
+    ``differs(round)``: whether that round shows this exercise other numbers than it shows now. A
+    scenario's new round always differs somewhere, but perhaps only in givens this exercise does not
+    show; such rounds are passed over (at most MAX_ROUNDS_SKIPPED), so "new numbers" look new."""
     members = exercise_selectors.scenario_members(exercise=progress.exercise)
     rows = {
         p.exercise_id: p
@@ -99,6 +109,11 @@ def progress_next_round(*, progress: ExerciseProgress, reviewing: bool = False) 
         .order_by("pk")
     }
     target = max([progress.round, *(p.round for p in rows.values())]) + 1
+    if differs is not None:
+        for _ in range(MAX_ROUNDS_SKIPPED):
+            if differs(target):
+                break
+            target += 1
     _start_over(progress, target, reviewing=reviewing)
     moved = []
     for member in members:
