@@ -66,25 +66,27 @@ def test_new_numbers_move_the_unfinished_exercises_of_the_scenario_and_keep_fini
 ) -> None:
     user = make_user()
     api = client_for(user)
-    first = traffic(api.get(url("1.1")).json()["prompt_html"])
+    first_page = api.get(url("1.1")).json()["prompt_html"]
+    first = traffic(first_page)
     tokens = answer_of(api, "1.3")  # 1.3 finished (revealed) on round 1
     assert api.post(url("1.3", "attempts/"), {"answer": tokens}, format="json").json()["correct"] is True
     answer_of(api, "1.1")
     moved = api.post(url("1.1", "new-numbers/")).json()
-    assert moved["numbers"]["round"] == 2 and moved["numbers"]["moved"] == ["1.2"]
-    second = traffic(moved["prompt_html"])
-    assert second != first  # new means new
-    assert api.get(url("1.2")).json()["numbers"]["round"] == 2  # 1.2 moved with it, untouched as it was
+    # The next round of the scenario, or a later one where a round changes nothing 1.1 shows.
+    r2 = moved["numbers"]["round"]
+    assert r2 >= 2 and moved["numbers"]["moved"] == ["1.2"]
+    assert moved["prompt_html"] != first_page  # new means new
+    assert api.get(url("1.2")).json()["numbers"]["round"] == r2  # 1.2 moved with it, untouched as it was
     kept = api.get(url("1.3")).json()
     assert traffic(kept["prompt_html"]) == first and kept["state"]["solved"] is True  # finished: kept
     rounds = dict(ExerciseProgress.objects.filter(user=user).values_list("exercise__number", "round"))
-    assert rounds == {"1.1": 2, "1.2": 2, "1.3": 1}
+    assert rounds == {"1.1": r2, "1.2": r2, "1.3": 1}
 
-    # 1.3 on new numbers: one past any round of the scenario, so never numbers already seen.
+    # 1.3 on new numbers: past any round of the scenario, so never numbers already seen.
     again = api.post(url("1.3", "new-numbers/")).json()
-    assert again["numbers"]["round"] == 3 and again["numbers"]["moved"] == ["1.1", "1.2"]
+    assert again["numbers"]["round"] > r2 and again["numbers"]["moved"] == ["1.1", "1.2"]
     third = traffic(again["prompt_html"])
-    assert third not in (first, second)
+    assert again["prompt_html"] != kept["prompt_html"]  # 1.3's numbers are new to it
     assert traffic(api.get(url("1.1")).json()["prompt_html"]) == third
 
 
@@ -95,14 +97,15 @@ def test_an_answer_from_other_numbers_is_marked_as_such(fleet_book: None, make_u
     answer_of(api, "1.2")
     api.post(url("1.2", "new-numbers/"))  # 1.2 moves on; 1.1, finished on round 1, stays
     bill = api.get(url("1.2")).json()
-    assert bill["numbers"]["round"] == 2 and bill["numbers"]["finished_on_other_numbers"] == ["1.1"]
+    moved_to = bill["numbers"]["round"]  # 2, or later where round 2 changes nothing 1.2 shows
+    assert moved_to >= 2 and bill["numbers"]["finished_on_other_numbers"] == ["1.1"]
     shown = re.search(r"the fleet of 1.1, ([\d,]+) GPUs,", bill["prompt_html"])
     assert shown, bill["prompt_html"]
     # The number is what 1.1 gives on 1.2's numbers (round 2), not 1.1's own round-1 answer.
     size = Exercise.objects.get(workbook__slug=SLUG, number="1.1")
     assert size.current_version is not None
     on_round_2 = learning_selectors.learner_variant(
-        user_id=user.pk, exercise=size, version=size.current_version, round=2
+        user_id=user.pk, exercise=size, version=size.current_version, round=moved_to
     )
     target = cache.resolved(size.current_version, on_round_2).numeric
     assert target is not None and shown.group(1) == f"{target.value:,.0f}"
