@@ -115,8 +115,11 @@ def check_target(target: NumericTarget, where: str) -> list[str]:
             f"{threshold:g} or more in this field is read in {target.dim.label()}; choose a larger input_unit"
         )
     for i, mistake in enumerate(target.mistakes):
-        if numeric.close(mistake.value, target.value, target.tolerance):
-            problems.append(f"{where}.mistakes[{i}] is within the tolerance of the answer, so it can never be reported")
+        if numeric.agrees(mistake.value, target):
+            problems.append(
+                f"{where}.mistakes[{i}] is within the tolerance of the answer (or equal to it at the figures asked), "
+                "so it can never be reported"
+            )
     for i, alt in enumerate(target.alternates):
         for j, mistake in enumerate(target.mistakes):
             if numeric.close(mistake.value, alt.value, alt.tolerance):

@@ -361,6 +361,30 @@ def close(value: float, target: float, tolerance: float) -> bool:
     return abs(value - target) <= tolerance * abs(target) + slack
 
 
+def agrees(value: float, target: NumericTarget) -> bool:
+    """``value`` is the answer: within the tolerance, or the answer rounded to the figures asked.
+
+    The prompt promises that the answer rounded to ``sig_figs`` figures is accepted, on every
+    learner's numbers: 2,250 TFLOP/s x 0.50 = 1,125 TFLOP/s rounds to 1,130 (or, half to even,
+    1,120), 0.44% off, outside a 0.3% tolerance. So either rounding, in the unit asked, is accepted
+    too (not anything near it: 1,128 is not an answer to three figures). An exact answer
+    (tolerance 0: a count of GPUs) stays exact.
+    """
+    if close(value, target.value, target.tolerance):
+        return True
+    scale = target.input_unit.scale
+    exact = target.value / scale
+    if target.tolerance <= 0 or exact == 0 or not math.isfinite(exact):
+        return False
+    step = 10.0 ** (math.floor(math.log10(abs(exact))) - target.sig_figs + 1)
+    below = math.floor(exact / step) * step
+    typed = value / scale
+    return any(
+        abs(rounded - exact) <= step / 2 * (1 + 1e-9) and close(typed, rounded, 1e-9)
+        for rounded in (below, below + step)
+    )
+
+
 # Exact factors that betray a unit slip rather than a wrong method.
 _FACTORS: tuple[tuple[float, str], ...] = (
     (1e3, "a factor of 1,000 — check the unit prefix (k/M/G/T)"),
@@ -451,7 +475,7 @@ def grade(raw: str, target: NumericTarget) -> GradeResult:
     interpretation = interpret(reading, expected=target.dim, input_unit=target.input_unit)
     value = interpretation.value
     parsed = {"value": value, "unit": target.dim.label(), "understood": interpretation.understood}
-    if close(value, target.value, target.tolerance):
+    if agrees(value, target):
         return GradeResult(True, "Correct.", parsed=parsed)
     for alt in target.alternates:
         if close(value, alt.value, alt.tolerance):

@@ -231,3 +231,32 @@ def test_a_bare_number_has_one_reading_decided_without_the_answer(
         graded = numeric.grade(text, NumericTarget(answer, field.dim, field, 0.005))
         assert graded.parsed["value"] == pytest.approx(value)
         assert graded.parsed["understood"] == interpretation.understood
+
+
+@pytest.mark.parametrize(
+    ("text", "correct"),
+    [
+        ("1130 TFLOP/s", True),  # 1,125 rounded half up to the three figures asked: 0.44% off, past the 0.3%
+        ("1120", True),  # rounded half to even, as Python's format does
+        ("1.13 PFLOP/s", True),  # the same three figures in another unit
+        ("1125", True),
+        ("1128", True),  # within the tolerance
+        ("1134", False),  # neither within the tolerance nor a rounding to three figures
+        ("1140", False),
+        ("1110", False),
+    ],
+)
+def test_the_answer_rounded_to_the_figures_asked_is_accepted_on_every_learners_numbers(
+    text: str, correct: bool
+) -> None:
+    """lm-from-scratch 9.1 on a B200 at MFU 0.50: 2,250 x 0.50 = 1,125 TFLOP/s, asked to three figures
+    with a 0.3% tolerance. The prompt promises the rounded answer is accepted, so it is."""
+    target = NumericTarget(1125e12, unit("FLOP/s").dim, unit("TFLOP/s"), 0.003, sig_figs=3)
+    assert numeric.grade(text, target).correct is correct, text
+
+
+def test_an_exact_count_stays_exact_whatever_figures_it_names() -> None:
+    gpus = NumericTarget(14, DIMENSIONLESS, unit(""), 0.0, sig_figs=1)
+    assert numeric.grade("14", gpus).correct
+    assert not numeric.grade("10", gpus).correct
+    assert not numeric.grade("15", gpus).correct
