@@ -54,15 +54,28 @@ def in_flight(stack: Stack, name: str) -> None:
              describe=stack.logs)  # fmt: skip
 
 
+def each_running_one(stack: Stack, learner: Learner, workers: int) -> None:
+    """Every worker (one run at a time each) has claimed one of the learner's attempts and is running it.
+
+    A container of a worker's own is not enough: its warm pool keeps one started while it waits, so a
+    kill could land before the worker claimed anything, and nothing would be left to run again.
+    """
+
+    def running() -> bool:
+        return list(pending(stack.pg, list(learner.expected)).values()).count("running") >= workers
+
+    wait_for(f"{workers} runs in flight", running, 60, every=0.1, describe=stack.logs)
+
+
 def post_right(learner: Learner) -> str:
     return shape(learner.code(*RIGHT))
 
 
 def test_kill_9_a_worker_mid_run_while_another_is_alive(healthy: Stack, learner: Learner) -> None:
     stack = healthy
-    (dead, victim), _ = stack.start_workers(2)
+    (_, victim), _ = stack.start_workers(2)
     learner.submit_all(sleep_s=SLOW_S)
-    in_flight(stack, dead)
+    each_running_one(stack, learner, workers=2)  # so the one killed is killed mid-run
     killed_at = time.monotonic()
     victim.kill_hard()  # SIGKILL to its process group: no shutdown hook, its lease just stops being renewed
     during = Counter(post_right(learner) for _ in range(2))
@@ -81,9 +94,9 @@ def test_kill_9_a_worker_mid_run_while_another_is_alive(healthy: Stack, learner:
 
 def test_kill_9_the_only_worker_then_start_a_new_one(healthy: Stack, learner: Learner) -> None:
     stack = healthy
-    ((dead, victim),) = stack.start_workers(1)
+    ((_, victim),) = stack.start_workers(1)
     learner.submit_all(sleep_s=SLOW_S, count=3)
-    in_flight(stack, dead)
+    each_running_one(stack, learner, workers=1)
     killed_at = time.monotonic()
     victim.kill_hard()
     # Its readiness lapses within the TTL of its last heartbeat: code is refused plainly, not queued for nobody.
