@@ -265,6 +265,12 @@ STORAGES = {
 }
 
 CONTENT_DIR = Path(env.str("CONTENT_DIR", default=str(BASE_DIR / "fixtures" / "workbooks")))
+# Every content root, in order: ours first, then each course's own (a git checkout of its repository,
+# each holding <slug>/workbook.yaml folders). Slugs are unique across roots: a clash is an error that
+# names both folders (apps.exercises.content.loader.workbook_folders). Separated by ":" (as PATH is).
+CONTENT_DIRS = [CONTENT_DIR] + [
+    Path(p) for p in env.str("CONTENT_DIRS", default="").split(":") if p and Path(p) != CONTENT_DIR
+]
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as default
 from pathlib import Path
@@ -360,3 +360,28 @@ def workbook_dirs(root: Path, slug: str | None = None) -> Iterator[Path]:
     for path in sorted(root.iterdir()):
         if (path / "workbook.yaml").is_file() and (slug is None or path.name == slug):
             yield path
+
+
+class SlugClash(LoadError):
+    """Two content roots hold a workbook of the same slug."""
+
+
+def workbook_folders(slug: str | None = None, roots: Sequence[Path] | None = None) -> list[Path]:
+    """The workbook folders of every content root (``settings.CONTENT_DIRS`` unless ``roots``), in
+    root order; with ``slug``, that one workbook's (or none). A slug in two roots is an error naming both."""
+    if roots is None:
+        from django.conf import settings
+
+        roots = settings.CONTENT_DIRS
+    found: dict[str, Path] = {}
+    for root in roots:
+        if not root.is_dir():
+            raise LoadError(f"content root {root} is not a directory (CONTENT_DIRS)")
+        for folder in workbook_dirs(root):
+            if folder.name in found:
+                raise SlugClash(
+                    f"workbook slug {folder.name!r} is in two content roots: {found[folder.name] / 'workbook.yaml'} "
+                    f"and {folder / 'workbook.yaml'}; rename one (its folder and its slug)"
+                )
+            found[folder.name] = folder
+    return [f for name, f in found.items() if slug is None or name == slug]
