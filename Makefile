@@ -65,6 +65,7 @@ bench: venv-dev services sandbox-image gvisor
 	$(TEST_ENV) $(PY) bench/jax_exercises.py
 	$(TEST_ENV) $(PY) bench/overview.py
 	$(TEST_ENV) $(PY) bench/assessments.py
+	$(TEST_ENV) $(PY) bench/item_analysis.py
 
 ## make bench-burst: the deadline burst (bench/burst.py; ~4 min, both cores); BURST_ARGS=--quick for a short run
 bench-burst: venv-dev services sandbox-image

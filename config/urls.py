@@ -26,6 +26,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("apps.precheck.urls")),
     path("", include("apps.progress.urls")),
     path("", include("apps.assessments.urls")),
+    path("", include("apps.itemstats.urls")),
 ]
 
 web: list[URLPattern | URLResolver] = [

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "lti_tool",  # django-lti: platform registrations, deployments, the tool's keys (its admin)
     "apps.lti",
     "apps.assessments",
+    "apps.itemstats",
 ]
 
 MIDDLEWARE = [
