@@ -31,6 +31,23 @@ run: venv
 test:
 	@bash scripts/test.sh
 
+## make content-dev: the authors' edit loop. The platform as make run serves it (embedded default, DEBUG off,
+## on http://127.0.0.1:8000) with the content watcher in the same process: a saved chapter file (or code folder)
+## is re-synced and re-checked alone, one line per change, and an open exercise or workbook page reloads itself,
+## or shows the file's error until it is fixed (manage.py content_dev; README, "The edit loop"). CONTENT_DEV_ADDR
+## serves elsewhere; SQLITE_PATH and CONTENT_DIRS are read as make run reads them.
+.PHONY: content-dev
+content-dev: CONTENT_DEV_ADDR ?= 127.0.0.1:8000
+content-dev: venv
+	@set -eo pipefail; unset DATABASE_URL REDIS_URL; \
+	bash scripts/sandbox-image.sh || echo "   without it, code exercises are neither checked nor graded" >&2; \
+	echo "== database: migrating (SQLite under var/)"; LOG_LEVEL=WARNING $(MANAGE) migrate --noinput -v0; \
+	echo "== static files: collecting"; LOG_LEVEL=WARNING $(MANAGE) collectstatic --noinput -v0; \
+	echo "== workbooks: loading"; LOG_LEVEL=WARNING $(MANAGE) sync_content | sed 's/^/   /'; \
+	echo "== demo accounts: setting up"; LOG_LEVEL=WARNING $(MANAGE) seed_demo -v0; \
+	echo "== serving, and watching the content (Ctrl-C stops both)"; \
+	LOG_LEVEL=WARNING exec $(MANAGE) content_dev --serve $(CONTENT_DEV_ADDR)
+
 services:
 	bash scripts/services.sh start
 
@@ -66,6 +83,7 @@ bench: venv-dev services sandbox-image gvisor
 	$(TEST_ENV) $(PY) bench/overview.py
 	$(TEST_ENV) $(PY) bench/assessments.py
 	$(TEST_ENV) $(PY) bench/item_analysis.py
+	$(PY) bench/content_dev.py
 
 ## make bench-burst: the deadline burst (bench/burst.py; ~4 min, both cores); BURST_ARGS=--quick for a short run
 bench-burst: venv-dev services sandbox-image

@@ -72,6 +72,7 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),
     path("lti/", include("apps.lti.urls")),
     path("csp-report/", csp_report, name="csp-report"),
+    path("dev/content-status/", learning_views.content_dev_status, name="content-dev-status"),  # make content-dev only
     path("", include((web, "web"))),
 ]
 

@@ -61,8 +61,9 @@ images() {
     bash scripts/gvisor.sh
 }
 
+# Our content only: a course's roots exported for `make run` (CONTENT_DIRS) are not the suite's.
 test_env() {
-    env DATABASE_URL="postgres://mlsys@127.0.0.1:$PG_PORT/mlsys" REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0" \
+    env -u CONTENT_DIRS DATABASE_URL="postgres://mlsys@127.0.0.1:$PG_PORT/mlsys" REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0" \
         SANDBOX_IMAGE="$(cat var/sandbox-image)" "$@"
 }
 

@@ -1,32 +1,41 @@
 """Authoring and monitoring in the Django admin.
 
-An exercise is edited as the same YAML as its content file, validated by the same schema and
-checks as ``check_content`` and saved through the same service as ``sync_content`` — so a grading
-change makes a new version here too. The content files stay the record: "Download YAML" gives
-the text to commit, and the next ``sync_content`` brings the files back in charge.
+An exercise is edited as its block of the chapter file, as the author wrote it (comments, key
+order, number spelling: ``content/source.py``), read by the same loader rules and checks as
+``sync_content``/``check_content`` and saved through the same services — so a grading change makes
+a new version here too, and a comment or spacing edit none. The content files stay the record:
+downloads give the text to commit byte for byte (an exercise's block, a whole chapter file, which
+differs from the file only in the lines edited here), and a chapter file uploaded here is synced as
+``sync_content`` syncs it.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import yaml
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from pydantic import ValidationError
 
-from apps.exercises import formats, services
-from apps.exercises.content import cache
+from apps.core.exceptions import ApplicationError
+from apps.exercises import formats, selectors, services
+from apps.exercises.content import cache, loader, source
 from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.render import RenderError, render
 from apps.exercises.content.resolve import ContentError
-from apps.exercises.content.schema import ExerciseSpec
+from apps.exercises.content.schema import ChapterSpec, ExerciseSpec
 from apps.exercises.grading.formula import FormulaError, scope_of
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Skill, Workbook
+from apps.exercises.models import Attempt, Chapter, ChapterSource, Exercise, ExerciseVersion, Skill, Workbook
 from apps.exercises.selectors import chapter_scope
 from apps.sandbox import queued
 from apps.sandbox import selectors as sandbox_selectors
@@ -100,14 +109,146 @@ class ChapterForm(forms.ModelForm[Chapter]):
         return data
 
 
+def _yaml_file(text: str, filename: str) -> HttpResponse:
+    """A content file to save into the workbook folder: the text, encoded as it was read (UTF-8)."""
+    response = HttpResponse(text.encode("utf-8"), content_type="text/yaml; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_SAFE_NAME.sub("_", filename)}"'
+    return response
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+MAX_CHAPTER_BYTES = 1_000_000
+
+
+def _workbook_folder(workbook: Workbook) -> Path | None:
+    """The workbook's folder in the content roots, where its presets and code folders are read."""
+    folders = loader.workbook_folders(workbook.slug)
+    return folders[0] if folders else None
+
+
+def _no_code_folder(ex: dict[str, Any]) -> None:
+    if isinstance(ex.get("code"), dict):
+        raise loader.LoadError(
+            f"exercise {ex.get('number')}: its code folder is read from the workbook's content folder, "
+            "and this workbook has none"
+        )
+
+
+class ChapterUploadForm(forms.Form):
+    """A chapter file for a workbook, read as ``sync_content`` reads it (``content/source.py``)."""
+
+    workbook = forms.ModelChoiceField(queryset=Workbook.objects.all())
+    file = forms.FileField(
+        label="Chapter file (.yaml)",
+        help_text="A file of the workbook's chapters/ folder. Code folders and presets.yaml are read from the "
+        "workbook's content folder, as sync_content reads them. Nothing changes if any of it does not load.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        upload, workbook = data.get("file"), data.get("workbook")
+        if upload is None or workbook is None:
+            return data
+        name = Path(upload.name or "").name
+        if not name.endswith(".yaml") or _SAFE_NAME.search(name):
+            raise forms.ValidationError(f"{name!r}: a chapter file is named like 03-memory-budget.yaml.")
+        if upload.size is not None and upload.size > MAX_CHAPTER_BYTES:
+            raise forms.ValidationError(f"{name}: larger than {MAX_CHAPTER_BYTES // 1000} kB.")
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError(f"{name}: not UTF-8 text ({exc}).") from None
+        try:
+            folder = _workbook_folder(workbook)
+            presets = loader.read_presets(folder) if folder is not None else {}
+            runner = queued.content_runner() if sandbox_selectors.available() else None
+            # Expected test values as sync_content finds them: kept from the last sync of the same
+            # code, else computed in the sandbox (never in this process).
+            expected = loader.Expected(runner=runner, known=selectors.code_synced(slug=workbook.slug))
+            code = source.folder_code(folder, expected) if folder is not None else _no_code_folder
+            spec, text_kept = source.chapter_load(text, name=name, presets=presets, code=code)
+        except loader.SandboxNeeded as exc:
+            raise forms.ValidationError(f"{name}: {exc}. {CODE_CHECKS_NEED_THE_SANDBOX}") from None
+        except loader.LoadError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        data["spec"], data["source"] = spec, text_kept
+        return data
+
+
 @admin.register(Chapter)
 class ChapterAdmin(BumpsContentGeneration, admin.ModelAdmin[Chapter]):
     form = ChapterForm
     list_display = ("__str__", "workbook", "number")
     list_filter = ("workbook",)
     search_fields = ("title", "intro")
-    readonly_fields = ("intro_preview",)
+    readonly_fields = ("intro_preview", "download")
     inlines = [ExerciseInline]
+    change_list_template = "admin/exercises/chapter/change_list.html"
+
+    def save_model(self, request: HttpRequest, obj: Chapter, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        edited = sorted(set(form.changed_data) & {"number", "title", "intro", "givens", "derived"})
+        if change and edited and ChapterSource.objects.filter(chapter=obj).exists():
+            # The chapter file's head is the author's text, kept as written: it is not rewritten
+            # from these fields, so the download would not carry the edit.
+            messages.warning(
+                request,
+                f"Saved. The chapter file's text is kept as written, so its download does not show this edit "
+                f"({', '.join(edited)}): make it in the file too, or upload the edited file here.",
+            )
+
+    @admin.display(description="Chapter file")
+    def download(self, obj: Chapter) -> SafeString:
+        if not obj.pk:  # the add page
+            return mark_safe("—")
+        url = reverse("admin:exercises_chapter_source", args=[obj.pk])
+        return format_html('<a href="{}">Download the chapter file (YAML, as written)</a>', url)
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<int:chapter_id>/source/", wrap(self.source_view), name="exercises_chapter_source"),
+            path("upload/", wrap(self.upload_view), name="exercises_chapter_upload"),
+            *super().get_urls(),
+        ]
+
+    def source_view(self, request: HttpRequest, chapter_id: int) -> HttpResponse:
+        """The chapter file byte for byte: its text as synced, each exercise's block as last saved."""
+        chapter = get_object_or_404(Chapter, pk=chapter_id)
+        if not self.has_view_permission(request, chapter):
+            raise PermissionDenied
+        text = selectors.chapter_source(chapter=chapter)
+        return _yaml_file(text.text, text.name)
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """A chapter file uploaded for a workbook: loaded and synced as ``sync_content`` does, or
+        refused with the line that does not read, and then nothing changes."""
+        if not (self.has_add_permission(request) and self.has_change_permission(request)):
+            raise PermissionDenied
+        form = ChapterUploadForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            spec: ChapterSpec = form.cleaned_data["spec"]
+            try:
+                report = services.chapter_sync(
+                    workbook=form.cleaned_data["workbook"], spec=spec, source=form.cleaned_data["source"]
+                )
+            except ApplicationError as exc:
+                form.add_error(None, f"Nothing was changed: {exc.message}")
+            else:
+                chapter = Chapter.objects.get(workbook=form.cleaned_data["workbook"], number=spec.number)
+                messages.success(
+                    request,
+                    f"{chapter}: {len(report.created)} created, {len(report.new_versions)} new versions, "
+                    f"{len(report.updated)} updated, {report.unchanged} unchanged, {len(report.retired)} retired.",
+                )
+                return HttpResponseRedirect(reverse("admin:exercises_chapter_change", args=[chapter.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Upload a chapter file",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/exercises/chapter/upload.html", context)
 
     @admin.display(description="Preview")
     def intro_preview(self, obj: Chapter) -> SafeString:
@@ -118,7 +259,10 @@ class ChapterAdmin(BumpsContentGeneration, admin.ModelAdmin[Chapter]):
 
 
 def spec_yaml(spec: dict[str, Any]) -> str:
-    """An exercise spec as content-file YAML, code folded back to its folder reference."""
+    """A stored spec dumped as a content-file mapping (PyYAML), code folded back to its folder reference.
+
+    Not what the editor shows any more (``selectors.exercise_source``: the author's text); kept for
+    callers that want a spec as a plain mapping."""
     data = dict(spec)
     if data.get("code"):
         data["code"] = {"entry": data["code"]["entry"], "dir": data["code"]["dir"]}
@@ -129,9 +273,11 @@ def spec_yaml(spec: dict[str, Any]) -> str:
 class ExerciseForm(forms.ModelForm[Exercise]):
     spec_text = forms.CharField(
         label="Exercise (YAML)",
+        # Not stripped: the block's indentation and trailing newline are the author's text too.
+        strip=False,
         widget=forms.Textarea(attrs={"rows": 40, "cols": 110, "class": "spec-yaml"}),
-        help_text="The same format as a chapter file's exercise entry (fixtures/README.md). "
-        "Code files are edited in fixtures/ and kept from the current version.",
+        help_text="The exercise's block of its chapter file, as written (fixtures/README.md), read by the same "
+        "rules as the files. Code files are edited in fixtures/ and kept from the current version.",
     )
 
     class Meta:
@@ -140,40 +286,26 @@ class ExerciseForm(forms.ModelForm[Exercise]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        version = self.instance.current_version if self.instance.pk else None
-        if version is not None:
-            self.fields["spec_text"].initial = spec_yaml(version.spec)
+        if self.instance.pk:
+            self.fields["spec_text"].initial = selectors.exercise_source(exercise=self.instance)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
+        chapter: Chapter | None = data.get("chapter")
         text = data.get("spec_text", "")
-        try:
-            raw = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise forms.ValidationError(f"Not valid YAML: {exc}") from None
-        if not isinstance(raw, dict):
-            raise forms.ValidationError("Expected a mapping with number, title, kind, format, prompt, ...")
-        current = self.instance.current_version if self.instance.pk else None
-        if raw.get("code") and current is not None and current.spec.get("code"):
-            kept = current.spec["code"]
-            raw["code"] = {**kept, "entry": raw["code"].get("entry", kept["entry"])}
-        try:
-            spec = ExerciseSpec.model_validate(raw)
-        except ValidationError as exc:
-            raise forms.ValidationError(
-                ["; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())]
-            ) from None
-        if self.instance.pk and spec.id != self.instance.key:
+        if chapter is None or not text:
+            return data
+        own = self.instance if self.instance.pk else None
+        block, spec = self._read(chapter, own, text)
+        if own is not None and spec.id != own.key:
             raise forms.ValidationError(
                 "The exercise id is its identity (attempts and progress follow it); add a new exercise instead."
             )
-        chapter = data.get("chapter")
-        if chapter is not None:
-            same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
-            if not self.instance.pk and same_workbook.filter(key=spec.id).exists():
-                raise forms.ValidationError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
-            if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
-                raise forms.ValidationError(f"Another active exercise of this workbook is numbered {spec.number}.")
+        same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
+        if own is None and same_workbook.filter(key=spec.id).exists():
+            raise forms.ValidationError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
+        if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
+            raise forms.ValidationError(f"Another active exercise of this workbook is numbered {spec.number}.")
         if spec.code is not None and not sandbox_selectors.available():
             raise forms.ValidationError(CODE_CHECKS_NEED_THE_SANDBOX, code="sandbox_unavailable")
         try:
@@ -184,8 +316,25 @@ class ExerciseForm(forms.ModelForm[Exercise]):
             problems = [str(exc)]
         if problems:
             raise forms.ValidationError(problems)
-        data["spec"] = spec
+        data["spec"], data["source"] = spec, block
         return data
+
+    def _read(self, chapter: Chapter, own: Exercise | None, text: str) -> tuple[str, ExerciseSpec]:
+        """The edited block read as part of its chapter file (``source.block_read``: the loader's
+        rules; code folders keep the current versions' files). Returns the block as it will be
+        stored and the exercise's spec."""
+        try:
+            folder = _workbook_folder(chapter.workbook)
+            edit = source.block_read(
+                text,
+                chapter=selectors.chapter_source(chapter=chapter),
+                key=own.key if own is not None else None,
+                presets=loader.read_presets(folder) if folder is not None else {},
+                code=source.kept_code(selectors.code_synced(slug=chapter.workbook.slug)),
+            )
+        except loader.LoadError as exc:
+            raise forms.ValidationError(str(exc).splitlines()) from None
+        return edit.block, edit.spec
 
 
 class VersionInline(admin.TabularInline[ExerciseVersion, Exercise]):
@@ -211,8 +360,8 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
     search_fields = ("number", "key", "title", "workbook__title")
     list_select_related = ("workbook", "current_version")
     ordering = ("workbook", "chapter__number", "position")
-    readonly_fields = ("preview",)
-    fields = ("chapter", "is_active", "preview", "spec_text")
+    readonly_fields = ("preview", "download", "authoring")
+    fields = ("chapter", "is_active", "preview", "download", "spec_text")
 
     class Media:
         # The YAML editor's font and the preview's width: a stylesheet, as the CSP allows no inline style.
@@ -244,11 +393,43 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
             mark_safe(html.explanation_html),  # noqa: S308 - sanitized by apps/core/html.py
         )
 
+    @admin.display(description="Content file")
+    def download(self, obj: Exercise) -> SafeString:
+        exercise_url = reverse("admin:exercises_exercise_source", args=[obj.pk])
+        chapter_url = reverse("admin:exercises_chapter_source", args=[obj.chapter_id])
+        return format_html(
+            '<a href="{}">Download this exercise (YAML, as written)</a> · <a href="{}">Download its chapter file</a>',
+            exercise_url,
+            chapter_url,
+        )
+
+    @admin.display(description="Authoring")
+    def authoring(self, obj: Exercise) -> SafeString:
+        # By URL name: item analysis (apps.itemstats) sits above this app, which may not import it.
+        analysis_url = reverse("admin:itemstats_analysis", args=[obj.pk])
+        return format_html('<a href="{}">Item analysis</a> (how learners fare, by variant)', analysis_url)
+
     def get_readonly_fields(self, request: HttpRequest, obj: Exercise | None = None) -> tuple[str, ...]:
-        return ("preview",) if obj else ()
+        return ("preview", "download", "authoring") if obj else ()
 
     def get_fields(self, request: HttpRequest, obj: Exercise | None = None) -> tuple[str, ...]:
-        return ("chapter", "is_active", "preview", "spec_text") if obj else ("chapter", "spec_text")
+        if obj is None:
+            return ("chapter", "spec_text")
+        return ("chapter", "is_active", "authoring", "preview", "download", "spec_text")
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("<int:exercise_id>/source/", wrap(self.source_view), name="exercises_exercise_source"),
+            *super().get_urls(),
+        ]
+
+    def source_view(self, request: HttpRequest, exercise_id: int) -> HttpResponse:
+        """The exercise's block of its chapter file, byte for byte as written (or as last saved here)."""
+        exercise = get_object_or_404(Exercise.objects.select_related("current_version"), pk=exercise_id)
+        if not self.has_view_permission(request, exercise):
+            raise PermissionDenied
+        return _yaml_file(selectors.exercise_source(exercise=exercise), f"{exercise.key}.yaml")
 
     def save_model(self, request: HttpRequest, obj: Exercise, form: Any, change: bool) -> None:
         spec: ExerciseSpec = form.cleaned_data["spec"]
@@ -256,19 +437,20 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
         position = obj.position if change else chapter.exercises.count()
         # The upsert reactivates (content files are the record); the admin may retire it here.
         is_active = form.cleaned_data["is_active"] if change else None
-        saved, _ = services.exercise_save(chapter=chapter, spec=spec, position=position, is_active=is_active)
+        saved, _ = services.exercise_save(
+            chapter=chapter, spec=spec, position=position, is_active=is_active, source=form.cleaned_data["source"]
+        )
         obj.pk = saved.pk
         obj.refresh_from_db()
 
-    @admin.action(description="Download YAML for the content files")
+    @admin.action(description="Download YAML for the content files (the blocks as written)")
     def download_yaml(self, request: HttpRequest, queryset: QuerySet[Exercise]) -> HttpResponse:
-        docs = [
-            spec_yaml(e.current_version.spec) for e in queryset.select_related("current_version") if e.current_version
-        ]
-        body = "".join(f"- {doc.replace(chr(10), chr(10) + '  ').rstrip()}\n" for doc in docs)
-        response = HttpResponse(body, content_type="text/yaml; charset=utf-8")
-        response["Content-Disposition"] = 'attachment; filename="exercises.yaml"'
-        return response
+        exercises = list(
+            queryset.select_related("current_version").order_by("workbook__slug", "chapter__number", "position")
+        )
+        texts = selectors.exercise_sources(exercises=exercises)
+        name = f"{exercises[0].key}.yaml" if len(exercises) == 1 else "exercises.yaml"
+        return _yaml_file("".join(texts[e.pk] for e in exercises), name)
 
 
 @admin.register(Attempt)

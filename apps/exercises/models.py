@@ -18,8 +18,10 @@ __all__ = [
     "AnswerFormat",
     "Attempt",
     "Chapter",
+    "ChapterSource",
     "Exercise",
     "ExerciseKind",
+    "ExerciseSource",
     "ExerciseVersion",
     "Skill",
     "Verdict",
@@ -224,3 +226,30 @@ class Attempt(models.Model):
     @property
     def is_final(self) -> bool:
         return self.status in (AttemptStatus.GRADED, AttemptStatus.NOT_GRADED)
+
+
+class ChapterSource(models.Model):
+    """The chapter file as the author wrote it, around its exercises' blocks (each kept by its
+    exercise's ExerciseSource): ``head + blocks in order + tail`` is the file byte for byte.
+
+    A table of its own, not columns: exercise and chapter rows are read on every learner request,
+    and kilobytes of text they never show would ride along (bench/pages.py)."""
+
+    chapter = models.OneToOneField(Chapter, on_delete=models.CASCADE, primary_key=True, related_name="source")
+    name = models.CharField(max_length=200, help_text="The file's name in the workbook's chapters/ folder.")
+    head = models.TextField(blank=True, help_text="The file's text before its first exercise.")
+    tail = models.TextField(blank=True, help_text="The file's text after its exercises (usually none).")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExerciseSource(models.Model):
+    """An exercise's block in its chapter file as the author wrote it: its list item from the ``- ``
+    line up to the next item, comments included. Downloads and the admin editor show this text."""
+
+    exercise = models.OneToOneField(Exercise, on_delete=models.CASCADE, primary_key=True, related_name="source")
+    text = models.TextField()
+
+    def __str__(self) -> str:
+        return f"source of {self.exercise_id}"

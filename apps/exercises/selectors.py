@@ -3,6 +3,7 @@ learner's attempt is a 404, never a 403. Lists run a fixed number of queries."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,9 +15,18 @@ from django.http import Http404
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.choices import AttemptPart, AttemptStatus
-from apps.exercises.content import cache, export
+from apps.exercises.content import cache, export, source
 from apps.exercises.grading.formula import scope_of
-from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, Verdict, Workbook
+from apps.exercises.models import (
+    Attempt,
+    Chapter,
+    ChapterSource,
+    Exercise,
+    ExerciseSource,
+    ExerciseVersion,
+    Verdict,
+    Workbook,
+)
 
 
 @dataclass(frozen=True)
@@ -196,7 +206,7 @@ def workbook_export(*, user: User, slug: str) -> dict[str, Any]:
     if not (user.is_active and (user.role == Role.AUTHOR or user.is_superuser)):
         raise ApplicationError("Only authors export content.", code="permission_denied", status_code=403)
     try:
-        return export.workbook_export(settings.CONTENT_DIR, slug)
+        return export.workbook_export(settings.CONTENT_DIRS, slug)
     except export.WorkbookMissing:
         raise Http404("No such workbook.") from None
     except export.ExportError as exc:
@@ -229,3 +239,61 @@ def scenario_members(*, exercise: Exercise) -> list[Exercise]:
         if other_vary is not None and other_vary.scenario is not None and other_vary.scenario.name == name:
             members.append(other)
     return members
+
+
+# ---------------------------------------------------------------------------------------------
+# The author's text (content/source.py): what the admin's editor shows and downloads give
+# ---------------------------------------------------------------------------------------------
+
+
+def exercise_source(*, exercise: Exercise) -> str:
+    """The exercise's block as written in its chapter file (``  - number: ...`` up to the next item,
+    comments included), as last synced or saved; for an exercise that has none (made in the admin
+    before texts were kept) a block written from its current spec. Empty without a version.
+    ``content.source.as_block``/``chapter_load`` read such a block back with the loader's rules."""
+    text = ExerciseSource.objects.filter(exercise_id=exercise.pk).values_list("text", flat=True).first()
+    if text:
+        return text
+    version = exercise.current_version
+    return source.dump_block(version.spec) if version is not None else ""
+
+
+def exercise_sources(*, exercises: list[Exercise]) -> dict[int, str]:
+    """``exercise_source`` of each exercise (with its current version selected), by pk: one query."""
+    kept = dict(
+        ExerciseSource.objects.filter(exercise_id__in=[e.pk for e in exercises]).values_list("exercise_id", "text")
+    )
+    out = {}
+    for exercise in exercises:
+        version = exercise.current_version
+        out[exercise.pk] = kept.get(exercise.pk) or (source.dump_block(version.spec) if version is not None else "")
+    return out
+
+
+def chapter_source(*, chapter: Chapter) -> source.ChapterText:
+    """The chapter file as it stands: its head and tail as last synced, and the blocks of its active
+    exercises in order (as saved: an edit in the admin changes only its own lines). A chapter with no
+    stored text (made in the admin) gets a head written from its fields. Two queries."""
+    stored = ChapterSource.objects.filter(chapter_id=chapter.pk).first()
+    exercises = list(
+        Exercise.objects.filter(chapter_id=chapter.pk, is_active=True)
+        .select_related("source", "current_version")
+        .order_by("position", "pk")
+    )
+    kept = {}
+    for exercise in exercises:
+        with contextlib.suppress(ExerciseSource.DoesNotExist):
+            kept[exercise.pk] = exercise.source.text
+    indent = source.indent_of(list(kept.values()))  # a block written here lines up with the author's
+    blocks = []
+    for exercise in exercises:
+        text = kept.get(exercise.pk, "")
+        if not text:
+            spec = exercise.current_version.spec if exercise.current_version else None
+            text = source.dump_block(spec, indent=indent) if isinstance(spec, dict) else ""
+        blocks.append(source.Block(id=exercise.key, line=0, text=text))
+    if stored is None:
+        specs = [e.current_version.spec for e in exercises if e.current_version is not None]
+        head = source.dump_head(chapter, source.scenarios_of(specs))
+        return source.ChapterText(name=f"{chapter.number:02d}-chapter.yaml", head=head, blocks=tuple(blocks), tail="")
+    return source.ChapterText(name=stored.name, head=stored.head, blocks=tuple(blocks), tail=stored.tail)

@@ -8,6 +8,7 @@ costs the learner nothing.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +20,11 @@ from apps.exercises import formats
 from apps.exercises.content import cache
 from apps.exercises.content.resolve import grading_hash
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, SkillsSpec, WorkbookSpec
+from apps.exercises.content.source import ChapterText
 from apps.exercises.content.variants import Variant
 from apps.exercises.grading import numeric, symbolic
 from apps.exercises.grading.base import GradeResult, InvalidAnswer
-from apps.exercises.models import Chapter, Exercise, ExerciseVersion, Skill, Workbook
+from apps.exercises.models import Chapter, ChapterSource, Exercise, ExerciseSource, ExerciseVersion, Skill, Workbook
 
 logger = logging.getLogger(__name__)
 
@@ -47,14 +49,17 @@ class SyncReport:
 
 
 @transaction.atomic
-def workbook_sync(*, spec: WorkbookSpec, keep: frozenset[str] = frozenset()) -> SyncReport:
+def workbook_sync(
+    *, spec: WorkbookSpec, keep: frozenset[str] = frozenset(), sources: Mapping[int, ChapterText] | None = None
+) -> SyncReport:
     """Upsert a workbook from its validated spec, keyed by slug and exercise id (the number is display).
 
     Never deletes: exercises that left the files are retired (hidden, attempts kept), and a retired
     exercise is only ever brought back by its own id. An exercise whose grading changed gets a new
     version; prose-only edits (and renumbering) update the current version. Exercises whose ids are
     in ``keep`` are left as they are, though absent from the spec (``sync_content`` could not load
-    them without the sandbox).
+    them without the sandbox). ``sources`` (``content.source.workbook_texts``, by chapter number)
+    are the files' texts, kept as written for downloads and the admin's editor.
     """
     workbook, _ = Workbook.objects.update_or_create(
         slug=spec.slug,
@@ -67,29 +72,74 @@ def workbook_sync(*, spec: WorkbookSpec, keep: frozenset[str] = frozenset()) -> 
         },
     )
     report = SyncReport(workbook=spec.slug)
-    wanted = {e.id: e for c in spec.chapters for e in c.exercises}
+    _chapters_sync(workbook=workbook, chapters=spec.chapters, keep=keep, sources=sources or {}, report=report)
+    skills_sync(workbook=workbook, spec=spec.skills)
+    cache.bump_generation()
+    logger.info("content synced", extra={"workbook": spec.slug})
+    return report
+
+
+@transaction.atomic
+def chapter_sync(
+    *, workbook: Workbook, spec: ChapterSpec, source: ChapterText, keep: frozenset[str] = frozenset()
+) -> SyncReport:
+    """One chapter file (an upload in the admin), synced as ``workbook_sync`` syncs it with its
+    workbook: the same upserts, and the chapter's exercises that left the file retired. The rest of
+    the workbook is left alone; a number another chapter holds is NumberTaken (nothing written)."""
+    report = SyncReport(workbook=workbook.slug)
+    _chapters_sync(
+        workbook=workbook, chapters=[spec], keep=keep, sources={spec.number: source}, report=report, only=spec.number
+    )
+    cache.bump_generation()
+    logger.info("chapter synced", extra={"workbook": workbook.slug, "chapter": spec.number})
+    return report
+
+
+def _chapters_sync(
+    *,
+    workbook: Workbook,
+    chapters: list[ChapterSpec],
+    keep: frozenset[str],
+    sources: Mapping[int, ChapterText],
+    report: SyncReport,
+    only: int | None = None,
+) -> None:
+    """Upsert chapters and their exercises; retire the active exercises (of chapter ``only``, or of
+    the whole workbook) that are not in them."""
+    wanted = {e.id: e for c in chapters for e in c.exercises}
     # Phase one: free the numbers. Numbers are unique among active exercises only, so retiring the
     # exercises that left the files, and setting aside those about to change number, lets phase two
     # give every number to its new holder in any order (3.3 and 3.4 may swap).
     active = list(Exercise.objects.select_for_update().filter(workbook=workbook, is_active=True))
-    gone = [e for e in active if e.key not in wanted and e.key not in keep]
+    scope = (
+        None if only is None else Chapter.objects.filter(workbook=workbook, number=only).values_list("pk", flat=True)
+    )
+    in_scope = None if scope is None else set(scope)
+    gone = [
+        e
+        for e in active
+        if e.key not in wanted and e.key not in keep and (in_scope is None or e.chapter_id in in_scope)
+    ]
     moving = [e for e in active if e.key in wanted and e.number != wanted[e.key].number]
     report.retired = sorted(e.number for e in gone)
     report.renumbered = [f"{e.number} → {wanted[e.key].number}" for e in moving]
     Exercise.objects.filter(pk__in=[e.pk for e in gone + moving]).update(is_active=False)
     # Phase two: upsert by id; exercise_upsert reactivates the moving ones under their new numbers.
-    for chapter_spec in spec.chapters:
-        chapter = chapter_upsert(workbook=workbook, spec=chapter_spec)
+    for chapter_spec in chapters:
+        text = sources.get(chapter_spec.number)
+        chapter = chapter_upsert(workbook=workbook, spec=chapter_spec, source=text)
         for position, exercise_spec in enumerate(chapter_spec.exercises):
-            _, outcome = exercise_upsert(workbook=workbook, chapter=chapter, spec=exercise_spec, position=position)
+            _, outcome = exercise_upsert(
+                workbook=workbook,
+                chapter=chapter,
+                spec=exercise_spec,
+                position=position,
+                source=text.block(exercise_spec.id) if text is not None else None,
+            )
             if outcome == "unchanged":
                 report.unchanged += 1
             else:
                 report.changed(outcome).append(exercise_spec.number)
-    skills_sync(workbook=workbook, spec=spec.skills)
-    cache.bump_generation()
-    logger.info("content synced", extra={"workbook": spec.slug})
-    return report
 
 
 def skills_sync(*, workbook: Workbook, spec: SkillsSpec | None) -> None:
@@ -116,13 +166,26 @@ def skills_sync(*, workbook: Workbook, spec: SkillsSpec | None) -> None:
     Skill.objects.filter(workbook=workbook).exclude(key__in=keys).update(is_active=False)
 
 
-def chapter_upsert(*, workbook: Workbook, spec: ChapterSpec) -> Chapter:
+def chapter_upsert(*, workbook: Workbook, spec: ChapterSpec, source: ChapterText | None = None) -> Chapter:
+    """The chapter row; with ``source``, its file's text around the exercises' blocks too."""
     chapter, _ = Chapter.objects.update_or_create(
         workbook=workbook,
         number=spec.number,
         defaults={"title": spec.title, "intro": spec.intro, "givens": spec.givens, "derived": spec.derived},
     )
+    if source is not None:
+        kept = {"name": source.name, "head": source.head, "tail": source.tail}
+        stored, created = ChapterSource.objects.get_or_create(chapter=chapter, defaults=kept)
+        if not created and any(getattr(stored, k) != v for k, v in kept.items()):
+            ChapterSource.objects.filter(pk=stored.pk).update(**kept)
     return chapter
+
+
+def _source_keep(*, exercise: Exercise, text: str) -> None:
+    """An exercise's block as the author wrote it; written only when it changed (one query if not)."""
+    stored, created = ExerciseSource.objects.get_or_create(exercise=exercise, defaults={"text": text})
+    if not created and stored.text != text:
+        ExerciseSource.objects.filter(pk=stored.pk).update(text=text)
 
 
 class NumberTaken(ApplicationError):
@@ -132,9 +195,13 @@ class NumberTaken(ApplicationError):
 
 
 @transaction.atomic
-def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec, position: int) -> tuple[Exercise, str]:
+def exercise_upsert(
+    *, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec, position: int, source: str | None = None
+) -> tuple[Exercise, str]:
     """Create or update the exercise with this id. Returns it and what happened: created, new_version,
-    updated, unchanged. Raises NumberTaken if another active exercise holds the number."""
+    updated, unchanged. Raises NumberTaken if another active exercise holds the number. ``source`` is
+    its block as written (``content/source.py``), kept whatever the outcome: a comment is no change
+    to the spec, but it is the author's text."""
     spec_json = spec.model_dump(mode="json")
     g_hash, c_hash = grading_hash(spec), cache.content_hash(spec_json)
     fields = {
@@ -170,6 +237,8 @@ def exercise_upsert(*, workbook: Workbook, chapter: Chapter, spec: ExerciseSpec,
         if changed:
             exercise.save(update_fields=changed)
             cache.bump_generation()
+    if source is not None:
+        _source_keep(exercise=exercise, text=source)
     current = exercise.current_version
     same_grading = current is not None and current.grading_hash in (g_hash, _legacy_grading_hash(current, spec))
     if current is not None and same_grading and current.content_hash == c_hash:
@@ -202,12 +271,14 @@ Content = Workbook | Chapter | Exercise
 
 @transaction.atomic
 def exercise_save(
-    *, chapter: Chapter, spec: ExerciseSpec, position: int, is_active: bool | None = None
+    *, chapter: Chapter, spec: ExerciseSpec, position: int, is_active: bool | None = None, source: str | None = None
 ) -> tuple[Exercise, str]:
     """An exercise authored in the admin: ``exercise_upsert`` (which reactivates it: the content
     files are the record), then retired if ``is_active`` is False. Returns it and the upsert's
-    outcome."""
-    exercise, outcome = exercise_upsert(workbook=chapter.workbook, chapter=chapter, spec=spec, position=position)
+    outcome. ``source`` is the block as the author wrote it in the editor."""
+    exercise, outcome = exercise_upsert(
+        workbook=chapter.workbook, chapter=chapter, spec=spec, position=position, source=source
+    )
     if is_active is not None and exercise.is_active != is_active:
         exercise.is_active = is_active
         exercise.save(update_fields=["is_active"])

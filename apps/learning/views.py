@@ -8,21 +8,24 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.core.request import request_user
 from apps.core.serializers import represent, represent_many
-from apps.exercises import formats, selectors
+from apps.exercises import devloop, formats, selectors
 from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.plain import tex_plain
+from apps.exercises.content.render import RenderError
 from apps.exercises.content.render import render as render_md
+from apps.exercises.content.resolve import ContentError
+from apps.exercises.grading.formula import FormulaError
 from apps.exercises.models import Attempt, Exercise
 from apps.exercises.selectors import chapter_scope
 from apps.learning import gates, services
@@ -50,8 +53,59 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "exercises/home.html", context)
 
 
+# What content that loaded but does not render raises (dev mode shows it; see _content_broken).
+CONTENT_ERRORS = (ContentError, RenderError, FormulaError)
+
+
+def _content_broken(
+    request: HttpRequest, dev: dict[str, Any], *, slug: str, chapter: int | None, title: str
+) -> HttpResponse | None:
+    """Dev mode only (``make content-dev``): a content file that does not load or fails its checks
+    is shown instead of the old content, until it is fixed."""
+    errors = devloop.errors_for(slug=slug, chapter=chapter)
+    return _content_error_page(request, dev, errors, slug=slug, title=title) if errors else None
+
+
+def _content_crashed(
+    request: HttpRequest, dev: dict[str, Any], exc: Exception, *, slug: str, title: str
+) -> HttpResponse:
+    """Dev mode only: content synced but not yet checked raised ``exc`` while the page was built."""
+    errors = [{"file": "this page, as synced", "message": str(exc)}, *devloop.errors_for(slug=slug)]
+    return _content_error_page(request, dev, errors, slug=slug, title=title)
+
+
+def _content_error_page(
+    request: HttpRequest, dev: dict[str, Any], errors: list[dict[str, Any]], *, slug: str, title: str
+) -> HttpResponse:
+    """The errors instead of the page, with the reload script. The text (which may state answers)
+    is shown to staff, the authors; anyone else is told only that the page is being edited."""
+    context = {"title": title, "errors": errors, "content_dev": dev, "slug": slug}
+    return render(request, "exercises/content_error.html", context)
+
+
+@require_GET
+def content_dev_status(request: HttpRequest) -> JsonResponse:
+    """What static/js/content-dev.js polls in dev mode; a 404 otherwise."""
+    if not devloop.dev_mode():
+        raise Http404("No such page.")
+    return JsonResponse(devloop.status(), headers={"Cache-Control": "no-store"})
+
+
 @login_required
 def workbook(request: HttpRequest, slug: str) -> HttpResponse:
+    if not devloop.dev_mode():
+        return _workbook(request, slug, None)
+    # Dev mode: the reload token is read before the content, so a change in between still reloads.
+    dev = devloop.status()
+    if broken := _content_broken(request, dev, slug=slug, chapter=None, title=slug):
+        return broken
+    try:
+        return _workbook(request, slug, dev)
+    except CONTENT_ERRORS as exc:  # a chapter intro synced, not yet checked
+        return _content_crashed(request, dev, exc, slug=slug, title=slug)
+
+
+def _workbook(request: HttpRequest, slug: str, dev: dict[str, Any] | None) -> HttpResponse:
     user = request_user(request)
     wb = selectors.workbook_get(slug=slug)
     exercises = list(selectors.exercise_list(workbook=wb))
@@ -88,6 +142,8 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
     counts = selectors.Counts(sum(c.total for _, c in listed), sum(c.solved for _, c in listed))
     due = progress_selectors.learner_due(user=user, workbook=wb)
     context = {"workbook": wb, "chapters": chapters, "counts": counts, "due": due}
+    if dev is not None:
+        context["content_dev"] = dev
     return render(request, "exercises/workbook.html", context)
 
 
@@ -124,7 +180,21 @@ def _own_precheck(user: User, exercise: Exercise, precheck_id: str) -> Precheck 
 @require_http_methods(["GET", "POST"])
 def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
     user = request_user(request)
+    if not devloop.dev_mode():
+        return _exercise(request, user, selectors.exercise_get(workbook_slug=slug, number=number), None)
+    dev = devloop.status()  # before the content: see workbook()
     ex = selectors.exercise_get(workbook_slug=slug, number=number)
+    title = f"Exercise {number}"
+    if broken := _content_broken(request, dev, slug=slug, chapter=ex.chapter.number, title=title):
+        return broken
+    try:
+        return _exercise(request, user, ex, dev)
+    except CONTENT_ERRORS as exc:  # synced, not yet checked: its checks will say the same
+        return _content_crashed(request, dev, exc, slug=slug, title=title)
+
+
+def _exercise(request: HttpRequest, user: User, ex: Exercise, dev: dict[str, Any] | None) -> HttpResponse:
+    slug, number = ex.workbook.slug, ex.number
     paused = gates.practice_refusal(user=user, exercise_id=ex.pk)
     if paused:  # an exam the learner is taking has this exercise: no practice, no peeking
         return render(request, "exercises/paused.html", {"exercise": ex, "why": paused}, status=409)
@@ -215,6 +285,8 @@ def exercise(request: HttpRequest, slug: str, number: str) -> HttpResponse:
         "api": reverse("api:exercise-precheck", args=[slug, number]),
         "note": PRECHECK_NOTE,
     }
+    if dev is not None:
+        context["content_dev"] = dev
     status = 400 if error is not None and error.status_code == 400 else 200
     if precheck_error is not None:
         status = precheck_error.status_code

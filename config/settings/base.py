@@ -272,6 +272,9 @@ CONTENT_DIR = Path(env.str("CONTENT_DIR", default=str(BASE_DIR / "fixtures" / "w
 CONTENT_DIRS = [CONTENT_DIR] + [
     Path(p) for p in env.str("CONTENT_DIRS", default="").split(":") if p and Path(p) != CONTENT_DIR
 ]
+# The authors' edit loop (make content-dev, apps/exercises/devloop.py): pages reload after a content
+# change and show a broken file's error. Off by default; production refuses it.
+CONTENT_DEV = env.bool("CONTENT_DEV", default=False)
 
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -13,6 +13,8 @@ if not SECRET_KEY or SECRET_KEY.startswith("dev-insecure") or len(SECRET_KEY) < 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 if DEBUG:
     raise ImproperlyConfigured("DEBUG must be off in production.")
+if CONTENT_DEV:  # the edit loop shows authors' file errors on pages
+    raise ImproperlyConfigured("CONTENT_DEV (the authors' edit loop) must be off in production.")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=[])
 if not ALLOWED_HOSTS or "*" in ALLOWED_HOSTS:
     raise ImproperlyConfigured("DJANGO_ALLOWED_HOSTS must list the site's host names (no wildcard).")

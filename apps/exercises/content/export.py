@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from apps.exercises import formats
-from apps.exercises.content.loader import LoadError, load_workbook, workbook_dirs
+from apps.exercises.content.loader import LoadError, load_workbook, workbook_folders
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ChapterSpec, ExerciseSpec, WorkbookSpec
 from apps.exercises.content.variants import Variant
@@ -26,13 +26,18 @@ class WorkbookMissing(ExportError):
 VariantOf = Callable[[ChapterSpec, ExerciseSpec], Variant | None]
 
 
-def workbook_export(root: Path, slug: str, *, variant_of: VariantOf | None = None) -> dict[str, Any]:
-    """Load ``<root>/<slug>`` and export it. The export only counts a code exercise's cases, so it
-    runs no code (expected values a tests.py leaves out are not computed). ``variant_of`` picks the
-    numbers (a learner's round); without it, the seed's (round 0)."""
-    dirs = list(workbook_dirs(root, slug))
+def workbook_export(roots: Path | Sequence[Path], slug: str, *, variant_of: VariantOf | None = None) -> dict[str, Any]:
+    """Load ``<root>/<slug>`` from whichever content root holds it, and export it. The export only
+    counts a code exercise's cases, so it runs no code (expected values a tests.py leaves out are not
+    computed). ``variant_of`` picks the numbers (a learner's round); without it, the seed's (round 0).
+    A slug in two roots is an ``ExportError`` naming both files."""
+    roots = [roots] if isinstance(roots, Path) else list(roots)
+    try:
+        dirs = workbook_folders(slug, roots=roots)
+    except LoadError as exc:
+        raise ExportError(str(exc)) from None
     if not dirs:
-        raise WorkbookMissing(f"no workbook {slug!r} under {root}")
+        raise WorkbookMissing(f"no workbook {slug!r} under {', '.join(map(str, roots))}")
     try:
         spec = load_workbook(dirs[0], compute_expected=False)
     except LoadError as exc:

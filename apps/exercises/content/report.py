@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from apps.exercises.content.checks import check_chapter, check_exercise
 from apps.exercises.content.consistency import Consistency, check_consistency
-from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_dirs
+from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_folders
 from apps.exercises.content.resolve import ContentError, resolve
 from apps.exercises.content.schema import ExerciseSpec, WorkbookSpec
 from apps.exercises.content.tells import choice_tell
@@ -24,27 +25,37 @@ from apps.sandbox.runner import Runner
 DEFAULT_ROOT = Path(__file__).resolve().parents[3] / "fixtures" / "workbooks"
 # What a check's outcome depends on besides the content: the code that checks it and runs it.
 CHECKING_CODE = [Path(__file__).resolve().parents[2], Path(__file__).resolve().parents[3] / "sandbox"]
+# One content root, or several (``settings.CONTENT_DIRS``: ours first, then each course's own).
+Roots = Path | Sequence[Path]
 
 
-def fingerprint(root: Path, image: str) -> str:
-    """A digest of everything a full check_content's outcome depends on: every file of the content
-    root, the checking and sandbox code, and the sandbox image's tag."""
+def as_roots(roots: Roots) -> list[Path]:
+    return [roots] if isinstance(roots, Path) else list(roots)
+
+
+def fingerprint(roots: Roots, image: str) -> str:
+    """A digest of everything a full check_content's outcome depends on: every file of every content
+    root (in their order; a root added or removed changes it too), the checking and sandbox code, and
+    the sandbox image's tag."""
     digest = hashlib.sha256(image.encode())
-    files = sorted(p for p in root.rglob("*") if p.is_file())
+    files: list[Path] = []
+    for root in as_roots(roots):
+        digest.update(b"root\0" + str(root).encode() + b"\0")
+        files += sorted(p for p in root.rglob("*") if p.is_file())
     files += sorted(p for folder in CHECKING_CODE for p in folder.rglob("*.py") if "/tests/" not in str(p))
     for path in files:
         digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def recorded_run(record: Path, root: Path, image: str) -> str | None:
+def recorded_run(record: Path, roots: Roots, image: str) -> str | None:
     """The output of a passing full check_content recorded at ``record`` (``--record``), if it was
     of exactly these inputs."""
     try:
         data = json.loads(record.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint(root, image):
+    if not isinstance(data, dict) or data.get("fingerprint") != fingerprint(roots, image):
         return None
     output = data.get("output")
     return output if isinstance(output, str) else None
@@ -80,21 +91,24 @@ class WorkbookReport:
 
 
 def check_workbooks(
-    root: Path = DEFAULT_ROOT,
+    root: Roots = DEFAULT_ROOT,
     slugs: list[str] | None = None,
     *,
     runner: Runner | None,
     chapter_glob: str = "*",
     consistency: bool = True,
 ) -> list[WorkbookReport]:
-    """Every check of the workbooks under ``root`` (or ``slugs``). ``consistency=False`` leaves out
-    what crosses exercises on learners' numbers (consistency.py: 1,000 draws per varying exercise),
-    for tests about something else."""
+    """Every check of the workbooks under ``root`` (a content root or several; or ``slugs``).
+    ``consistency=False`` leaves out what crosses exercises on learners' numbers (consistency.py:
+    1,000 draws per varying exercise), for tests about something else. A slug in two roots raises
+    ``SlugClash`` (a ``LoadError``) naming both files."""
     reports: list[WorkbookReport] = []
-    dirs = [d for d in workbook_dirs(root) if not slugs or d.name in slugs]
+    roots = as_roots(root)
+    dirs = [d for d in workbook_folders(roots=roots) if not slugs or d.name in slugs]
     missing = set(slugs or []) - {d.name for d in dirs}
     for slug in sorted(missing):
-        reports.append(WorkbookReport(slug, problems=[f"no workbook folder {root / slug}"]))
+        where = " or ".join(str(r / slug) for r in roots)
+        reports.append(WorkbookReport(slug, problems=[f"no workbook folder {where}"]))
     for folder in dirs:
         report = WorkbookReport(folder.name)
         reports.append(report)

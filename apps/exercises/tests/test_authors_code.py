@@ -218,6 +218,7 @@ def authors_book(tmp_path: Path, host: Host, settings: Any) -> Path:
     (book / "workbook.yaml").write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))
     (book / "code" / "0.5-param-count" / "solution.py").write_text(host.solution(snoop=True))
     settings.CONTENT_DIR = root
+    settings.CONTENT_DIRS = [root]
     return book
 
 

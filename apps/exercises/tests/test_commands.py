@@ -12,7 +12,8 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from apps.exercises.content.report import DEFAULT_ROOT, recorded_run
+from apps.exercises.content.report import DEFAULT_ROOT, fingerprint, recorded_run
+from apps.exercises.models import Exercise
 from apps.exercises.tests import content, scenario_content
 from apps.sandbox import selectors as sandbox_selectors
 
@@ -80,7 +81,7 @@ def test_check_content_passes_on_the_real_content() -> None:
     ``--record var/check-content.json``: a passing run of exactly these inputs (content, checking
     code, sandbox image) is read from there rather than made twice."""
     image = sandbox_selectors.runner("check_content").image
-    output = recorded_run(RECORD, settings.CONTENT_DIR, image)
+    output = recorded_run(RECORD, settings.CONTENT_DIRS, image)
     if output is None:
         out = StringIO()
         call_command("check_content", stdout=out)
@@ -96,7 +97,7 @@ def test_check_content_records_a_full_passing_run_for_these_inputs_only(tmp_path
     scenario_content.write(root)  # a small workbook with a scenario: the full run takes seconds
     record = tmp_path / "check.json"
     out = StringIO()
-    with override_settings(CONTENT_DIR=root):
+    with override_settings(CONTENT_DIR=root, CONTENT_DIRS=[root]):
         call_command("check_content", "--record", str(record), stdout=out)
         image = sandbox_selectors.runner("check_content").image
         assert recorded_run(record, root, image) == out.getvalue()
@@ -115,7 +116,7 @@ def test_check_content_fails_loudly_on_broken_content(tmp_path: Path) -> None:
     chapter = root / "transformer-math" / "chapters" / "04-kv-cache.yaml"
     chapter.write_text(chapter.read_text().replace("tolerance: 0", "tolerance: 0.9", 1))
     out = StringIO()
-    with override_settings(CONTENT_DIR=root), pytest.raises(CommandError, match="content problem"):
+    with override_settings(CONTENT_DIR=root, CONTENT_DIRS=[root]), pytest.raises(CommandError, match="content problem"):
         call_command("check_content", "--code", "skip", "--chapter", "04-*", stdout=out)
     assert "problem(s)" in out.getvalue()
 
@@ -126,3 +127,75 @@ def test_sync_content_reports_and_is_idempotent() -> None:
     call_command("sync_content", stdout=out)
     n = content.exercise_count("transformer-math")
     assert f"transformer-math: 0 created, 0 new versions, 0 updated, {n} unchanged, 0 retired" in out.getvalue()
+
+
+# ---- several content roots (CONTENT_DIRS) ----------------------------------------------------------
+
+
+def clashing_root(tmp_path: Path) -> Path:
+    """A course's root holding a workbook whose slug is already ours."""
+    root = tmp_path / "course"
+    shutil.copytree(DEFAULT_ROOT / "roofline", root / "roofline")
+    return root
+
+
+def test_a_slug_in_two_content_roots_is_an_error_naming_both_files(tmp_path: Path) -> None:
+    course = clashing_root(tmp_path)
+    ours, theirs = DEFAULT_ROOT / "roofline" / "workbook.yaml", course / "roofline" / "workbook.yaml"
+    expected = (
+        f"workbook slug 'roofline' is in two content roots: {ours} and {theirs}; rename one (its folder and its slug)"
+    )
+    with override_settings(CONTENT_DIRS=[DEFAULT_ROOT, course]):
+        for command, args in (
+            ("sync_content", []),
+            ("sync_content", ["--workbook", "transformer-math"]),  # any clash stops it: the roots are one namespace
+            ("check_content", ["--code", "skip", "--workbook", "roofline"]),
+            ("export_content", ["--workbook", "roofline"]),
+        ):
+            with pytest.raises(CommandError) as raised:
+                call_command(command, *args, stdout=StringIO(), stderr=StringIO())
+            assert str(raised.value) == expected, command
+
+
+def test_a_missing_content_root_is_an_error_naming_it(tmp_path: Path) -> None:
+    gone = tmp_path / "not-there"
+    with override_settings(CONTENT_DIRS=[DEFAULT_ROOT, gone]):
+        for command, args in (("sync_content", []), ("check_content", ["--code", "skip"])):
+            with pytest.raises(CommandError, match=f"content root {gone} is not a directory"):
+                call_command(command, *args, stdout=StringIO())
+
+
+@pytest.mark.django_db
+def test_a_second_root_is_checked_synced_and_exported_beside_ours(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    scenario_content.write(course)
+    with override_settings(CONTENT_DIRS=[DEFAULT_ROOT, course]):
+        out = StringIO()
+        call_command("check_content", "--code", "skip", "--workbook", scenario_content.SLUG, stdout=out)
+        assert f"{scenario_content.SLUG}: 4 exercises, ok (" in out.getvalue()
+        out = StringIO()
+        call_command("sync_content", stdout=out)  # every root: ours unchanged, the course's created
+        assert f"{scenario_content.SLUG}: 4 created, 0 new versions" in out.getvalue()
+        n = content.exercise_count("transformer-math")
+        assert f"transformer-math: 0 created, 0 new versions, 0 updated, {n} unchanged, 0 retired" in out.getvalue()
+        assert Exercise.objects.filter(workbook__slug=scenario_content.SLUG, is_active=True).count() == 4
+        data = export(scenario_content.SLUG)
+        assert data["count"] == 4
+        assert export("roofline")["count"] == content.exercise_count("roofline")  # ours still found
+    with pytest.raises(CommandError, match=f"no workbook '{scenario_content.SLUG}'"):
+        export(scenario_content.SLUG)  # without the root, the course's workbook is not there
+
+
+def test_the_recorded_check_covers_every_content_root(tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    scenario_content.write(course)
+    image = "mlsys-sandbox:any"
+    roots = [DEFAULT_ROOT, course]
+    record = tmp_path / "check.json"
+    record.write_text(json.dumps({"fingerprint": fingerprint(roots, image), "output": "all ok\n"}))
+    assert recorded_run(record, roots, image) == "all ok\n"
+    assert recorded_run(record, [DEFAULT_ROOT], image) is None  # a root fewer
+    assert recorded_run(record, [course, DEFAULT_ROOT], image) is None  # in another order
+    book = course / scenario_content.SLUG / "workbook.yaml"
+    book.write_text(book.read_text() + "\n")
+    assert recorded_run(record, roots, image) is None  # a file of the second root changed

@@ -325,7 +325,7 @@ def test_an_export_of_broken_content_says_so(make_user: Callable[..., User], tmp
     chapter = sorted((tmp_path / "roofline" / "chapters").glob("*.yaml"))[0]
     chapter.write_text("exercises: [{number: 1}]\n", encoding="utf-8")
     author = make_user("writer", role=Role.AUTHOR)
-    with override_settings(CONTENT_DIR=tmp_path):
+    with override_settings(CONTENT_DIR=tmp_path, CONTENT_DIRS=[tmp_path]):
         response = api(author).get("/api/v1/workbooks/roofline/export/")
     assert response.status_code == 409
     error = response.json()["error"]

@@ -5,6 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.exercises.content.loader import LoadError
 from apps.exercises.content.report import check_workbooks, fingerprint
 from apps.exercises.content.variants import Coverage
 from apps.sandbox import selectors as sandbox_selectors
@@ -16,7 +17,8 @@ class Command(BaseCommand):
     help = (
         "Prove the content sound: formulas evaluate to finite numbers in known units, placeholders "
         "render, answers rounded as asked are accepted and known mistakes rejected, choices and orders "
-        "are complete, table cells resolve, and reference solutions pass while starters fail."
+        "are complete, table cells resolve, and reference solutions pass while starters fail. Checks "
+        "every content root (CONTENT_DIRS); a workbook slug in two roots is an error naming both."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,7 +36,7 @@ class Command(BaseCommand):
             "--record",
             metavar="PATH",
             help="After a full run that passes (every workbook, code in the sandbox), write its output and a "
-            "fingerprint of the content, the checking code and the image to PATH (make test does; the suite "
+            "fingerprint of the content (every root of CONTENT_DIRS), the checking code and the image to PATH (make test does; the suite "
             "then reads it instead of checking the same inputs again).",
         )
         parser.add_argument(
@@ -60,9 +62,12 @@ class Command(BaseCommand):
                     "deploy/sandbox/build-sandbox-image.sh (make sandbox-image), or use --code skip."
                 )
             runner = docker_runner if options["no_cache"] else CachedRunner(docker_runner, default_directory())
-        reports = check_workbooks(
-            settings.CONTENT_DIR, options.get("workbook"), runner=runner, chapter_glob=options["chapter"]
-        )
+        try:
+            reports = check_workbooks(
+                settings.CONTENT_DIRS, options.get("workbook"), runner=runner, chapter_glob=options["chapter"]
+            )
+        except LoadError as exc:  # a content root missing, or a slug in two roots (naming both files)
+            raise CommandError(str(exc)) from None
         failed = 0
         lines: list[str] = []
         for r in reports:
@@ -107,7 +112,7 @@ class Command(BaseCommand):
             record.parent.mkdir(parents=True, exist_ok=True)
             image = sandbox_selectors.runner("check_content").image
             text = "\n".join(lines) + "\n"
-            record.write_text(json.dumps({"fingerprint": fingerprint(settings.CONTENT_DIR, image), "output": text}))
+            record.write_text(json.dumps({"fingerprint": fingerprint(settings.CONTENT_DIRS, image), "output": text}))
 
     def _say(self, lines: list[str], text: str, painted: str | None = None) -> None:
         """Write a line (``painted``: the same with colours), and keep it for ``--record``."""

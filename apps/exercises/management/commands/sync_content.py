@@ -6,14 +6,16 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.exercises import selectors, services
-from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_dirs
+from apps.exercises.content import source
+from apps.exercises.content.loader import Expected, LoadError, load_workbook, workbook_folders
 from apps.sandbox import queued
 from apps.sandbox.runner import Runner
 
 
 class Command(BaseCommand):
     help = (
-        "Load workbooks from the content files (idempotent; never deletes attempts). Expected values a "
+        "Load workbooks from the content files of every content root (CONTENT_DIRS; idempotent; never "
+        "deletes attempts). Expected values a "
         "tests.py leaves out are kept from the last sync of the same code, else computed by running the "
         "reference solution in the sandbox: this process's Docker Engine when it has the sandbox image, "
         "else a ready sandbox worker. Without either, the exercises that need such a run are left as "
@@ -32,9 +34,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        dirs = list(workbook_dirs(settings.CONTENT_DIR, options.get("workbook")))
+        try:  # every content root; a slug in two of them is an error naming both files
+            dirs = workbook_folders(options.get("workbook"), roots=settings.CONTENT_DIRS)
+        except LoadError as exc:
+            raise CommandError(str(exc)) from None
         if not dirs:
-            raise CommandError(f"no workbooks found under {settings.CONTENT_DIR}")
+            raise CommandError(f"no workbooks found under {', '.join(map(str, settings.CONTENT_DIRS))}")
         self._skipped = {}
         runner, why = queued.command_runner("sync_content")
         pending = [folder for folder in dirs if self._sync(folder, runner)]
@@ -65,9 +70,10 @@ class Command(BaseCommand):
         expected = Expected(runner=runner, known=selectors.code_synced(slug=folder.name), skip_unavailable=True)
         try:
             spec = load_workbook(folder, expected=expected)
+            texts = source.workbook_texts(folder)  # each chapter file's text as written: the admin's downloads
         except LoadError as exc:
             raise CommandError(str(exc)) from None
-        report = services.workbook_sync(spec=spec, keep=frozenset(expected.skipped))
+        report = services.workbook_sync(spec=spec, keep=frozenset(expected.skipped), sources=texts)
         self.stdout.write(
             f"{report.workbook}: {len(report.created)} created, {len(report.new_versions)} new versions, "
             f"{len(report.updated)} updated, {report.unchanged} unchanged, {len(report.retired)} retired"

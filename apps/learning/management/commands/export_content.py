@@ -38,7 +38,7 @@ class Command(BaseCommand):
             None if learner is None else self._learner(options["workbook"], learner, 1 if round_ is None else round_)
         )
         try:
-            out = workbook_export(settings.CONTENT_DIR, options["workbook"], variant_of=variant_of)
+            out = workbook_export(settings.CONTENT_DIRS, options["workbook"], variant_of=variant_of)
         except ExportError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(json.dumps(out, indent=2, ensure_ascii=False))
