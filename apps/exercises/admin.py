@@ -405,9 +405,16 @@ class ExerciseAdmin(BumpsContentGeneration, admin.ModelAdmin[Exercise]):
 
     @admin.display(description="Authoring")
     def authoring(self, obj: Exercise) -> SafeString:
-        # By URL name: item analysis (apps.itemstats) sits above this app, which may not import it.
+        # By URL name: the drafts (apps.authoring) and item analysis (apps.itemstats) sit above this
+        # app, which may not import them.
+        draft_url = f"{reverse('admin:authoring_draft_add')}?exercise={obj.pk}"
         analysis_url = reverse("admin:itemstats_analysis", args=[obj.pk])
-        return format_html('<a href="{}">Item analysis</a> (how learners fare, by variant)', analysis_url)
+        return format_html(
+            '<a href="{}">Draft an edit</a> (preview on four variants, checks run in the sandbox, publish later)'
+            ' · <a href="{}">Item analysis</a> (how learners fare, by variant)',
+            draft_url,
+            analysis_url,
+        )
 
     def get_readonly_fields(self, request: HttpRequest, obj: Exercise | None = None) -> tuple[str, ...]:
         return ("preview", "download", "authoring") if obj else ()

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "apps.lti",
     "apps.assessments",
     "apps.itemstats",
+    "apps.authoring",
 ]
 
 MIDDLEWARE = [
