@@ -29,6 +29,7 @@ def body(analysis: selectors.ItemAnalysis) -> dict[str, Any]:
         "figures": analysis.figures,
         "without_attempt": analysis.without_attempt,
         "variants": analysis.variants,
+        "by_given": analysis.by_given,
         "mistakes": analysis.mistakes,
     }
 

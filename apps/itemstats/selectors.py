@@ -40,11 +40,13 @@ name the mistakes: ``bench/item_analysis.py`` (100,000 attempts, 64 variants).
 from __future__ import annotations
 
 import json
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Count, Q
 from django.http import Http404
 
 from apps.accounts.models import Role, User
@@ -186,6 +188,25 @@ class VariantFigures:
 
 
 @dataclass(frozen=True)
+class ValueFigures:
+    """One value of one given, over every variant that drew it (counts add; means do not, so none)."""
+
+    value: str
+    figures: Figures
+
+
+@dataclass(frozen=True)
+class GivenSplit:
+    """One given (or preset) that varies, value by value: which of its values make the item harder,
+    whatever the other givens drew (64 variants of a few learners each say less than this)."""
+
+    name: str
+    values: list[ValueFigures]
+    # First-try rate of its easiest value minus its hardest (None: a value with no learners).
+    spread: float | None
+
+
+@dataclass(frozen=True)
 class ItemAnalysis:
     exercise: Exercise
     cohort: Cohort | None
@@ -195,6 +216,8 @@ class ItemAnalysis:
     mistakes: list[MistakeCount]
     # Engaged learners with no counted attempt (revealed without answering): in no variant.
     without_attempt: int = 0
+    # Each varying given's values, widest spread first.
+    by_given: list[GivenSplit] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -283,15 +306,18 @@ def analyse(*, exercise: Exercise, scope: Scope) -> ItemAnalysis:
         params["cohort"] = scope.cohort.pk
         members = f"(SELECT m.user_id FROM {_MEMBERSHIP} m WHERE m.cohort_id = %(cohort)s)"  # noqa: S608
         scope_a, scope_p = f"AND a.user_id IN {members}", f"AND ep.user_id IN {members}"
-    with transaction.atomic(), connection.cursor() as cursor:
-        # These plans cost enough for PostgreSQL's JIT (on by default), whose compiling took a
-        # second of the 1.3 s the query took at 100,000 attempts, where the query itself runs in
-        # ~0.2 s (bench/item_analysis.py): off for this transaction only.
-        cursor.execute("SET LOCAL jit = off")
-        cursor.execute(_LEARNERS_SQL.replace("/*scope_p*/", scope_p).replace("/*scope_a*/", scope_a), params)
-        learner_rows = cursor.fetchall()
-        cursor.execute(_ATTEMPTS_SQL.replace("/*scope_a*/", scope_a), params)
-        attempt_rows = cursor.fetchall()
+    if connection.vendor != "postgresql":  # the embedded default (SQLite): the same rows, in Python
+        learner_rows, attempt_rows = _rows_portable(exercise=exercise, scope=scope, hidden=hidden)
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
+            # These plans cost enough for PostgreSQL's JIT (on by default), whose compiling took a
+            # second of the 1.3 s the query took at 100,000 attempts, where the query itself runs in
+            # ~0.2 s (bench/item_analysis.py): off for this transaction only.
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute(_LEARNERS_SQL.replace("/*scope_p*/", scope_p).replace("/*scope_a*/", scope_a), params)
+            learner_rows = cursor.fetchall()
+            cursor.execute(_ATTEMPTS_SQL.replace("/*scope_a*/", scope_a), params)
+            attempt_rows = cursor.fetchall()
 
     whole = Figures()
     without_attempt = 0
@@ -338,6 +364,7 @@ def analyse(*, exercise: Exercise, scope: Scope) -> ItemAnalysis:
     ]
     variant_list.sort(key=_hardest_first)
     return ItemAnalysis(
+        by_given=_by_given(variant_list),
         exercise=exercise,
         cohort=scope.cohort,
         varies=varies,
@@ -345,6 +372,136 @@ def analyse(*, exercise: Exercise, scope: Scope) -> ItemAnalysis:
         variants=variant_list,
         mistakes=_mistakes(mistakes, named, wrong),
         without_attempt=without_attempt,
+    )
+
+
+def _by_given(variants: list[VariantFigures]) -> list[GivenSplit]:
+    """Each given (and preset) with two or more values among the variants, its values' figures
+    pooled over the variants that drew them, the given whose values differ most first."""
+    pooled: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0] * 6))
+    for v in variants:
+        named = {**{k: str(x) for k, x in v.labels.items()}, **{k: _number(x) for k, x in v.givens.items()}}
+        f = v.figures
+        for name, value in named.items():
+            sums = pooled[name][value]
+            for i, n in enumerate((f.learners, f.solved, f.first_try, f.revealed, f.attempts, f.correct)):
+                sums[i] += n
+    out = []
+    for name, values in pooled.items():
+        if len(values) < 2:
+            continue
+        rows = [
+            ValueFigures(
+                value=value,
+                figures=Figures(learners=n[0], solved=n[1], first_try=n[2], revealed=n[3], attempts=n[4], correct=n[5]),
+            )
+            for value, n in values.items()
+        ]
+        rows.sort(key=lambda r: _value_order(r.value))
+        rates = [r.figures.first_try_rate for r in rows]
+        known = [x for x in rates if x is not None]
+        spread = round(max(known) - min(known), 4) if len(known) == len(rates) else None
+        out.append(GivenSplit(name=name, values=rows, spread=spread))
+    out.sort(key=lambda g: (-(g.spread or 0.0), g.name))
+    return out
+
+
+def _value_order(value: str) -> tuple[int, float, str]:
+    """Numbers in numeric order, names after them in alphabetical order."""
+    try:
+        return (0, float(value), "")
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def _rows_portable(*, exercise: Exercise, scope: Scope, hidden: list[str]) -> tuple[list[Any], list[Any]]:
+    """The rows ``_LEARNERS_SQL`` and ``_ATTEMPTS_SQL`` give, computed in Python from plain ORM reads,
+    for a database without PostgreSQL's aggregates (the embedded default's SQLite, a class-sized
+    dataset). ``test_the_portable_path_gives_what_postgresql_gives`` holds the two to the same result."""
+    progress = ExerciseProgress.objects.filter(exercise=exercise).filter(
+        Q(attempts__gt=0) | Q(first_solved_at__isnull=False) | Q(revealed_at__isnull=False) | Q(forfeited=True)
+    )
+    attempts = Attempt.objects.filter(exercise=exercise, status=AttemptStatus.GRADED, counted=True)
+    if scope.cohort is not None:
+        members = Membership.objects.filter(cohort=scope.cohort).values("user_id")
+        progress, attempts = progress.filter(user_id__in=members), attempts.filter(user_id__in=members)
+    engaged = [
+        (user_id, forfeited, not forfeited and solved_at is not None, to_solve)
+        for user_id, forfeited, solved_at, to_solve in progress.values_list(
+            "user_id", "forfeited", "first_solved_at", "attempts_to_solve"
+        )
+    ]
+    totals = dict(
+        ExerciseProgress.objects.filter(
+            workbook_id__in=scope.workbook_ids,
+            exercise__is_active=True,
+            forfeited=False,
+            first_solved_at__isnull=False,
+            user_id__in=[row[0] for row in engaged],
+        )
+        .exclude(exercise=exercise)
+        .values("user_id")
+        .annotate(n=Count("id"))
+        .values_list("user_id", "n")
+    )
+
+    def numbers(details: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        variant = (details or {}).get("variant") or {}
+        givens = {k: v for k, v in (variant.get("givens") or {}).items() if k not in hidden}
+        return givens, variant.get("labels") or {}
+
+    first: dict[int, tuple[int, Any]] = {}
+    attempt_counts: dict[tuple[str, str, int, str | None], list[int]] = defaultdict(lambda: [0, 0])
+    for pk, user_id, details, version_id, verdict in attempts.values_list(
+        "pk", "user_id", "details", "version_id", "verdict"
+    ):
+        if user_id not in first or pk < first[user_id][0]:
+            first[user_id] = (pk, details)
+        givens, labels = numbers(details)
+        mistake = (details or {}).get("mistake_index")
+        key = (_key(givens), _key(labels), version_id, None if mistake is None else str(mistake))
+        attempt_counts[key][0] += 1
+        attempt_counts[key][1] += verdict == Verdict.CORRECT
+    groups: dict[tuple[bool, str, str], list[tuple[bool, bool, int | None, int]]] = defaultdict(list)
+    everyone = []
+    for user_id, forfeited, solved, to_solve in engaged:
+        row = (forfeited, solved, to_solve, totals.get(user_id, 0))
+        everyone.append(row)
+        if user_id in first:
+            givens, labels = numbers(first[user_id][1])
+            groups[(True, _key(givens), _key(labels))].append(row)
+        else:
+            groups[(False, "{}", "{}")].append(row)
+    learner_rows: list[Any] = [(1, True, None, None, *_aggregate(everyone))] if everyone else []
+    learner_rows += [
+        (0, attempted, givens, labels, *_aggregate(rows)) for (attempted, givens, labels), rows in groups.items()
+    ]
+    attempt_rows = [(g, lab, version, mistake, n, ok) for (g, lab, version, mistake), (n, ok) in attempt_counts.items()]
+    return learner_rows, attempt_rows
+
+
+def _key(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _aggregate(rows: list[tuple[bool, bool, int | None, int]]) -> tuple[Any, ...]:
+    """learners, solved, first try, revealed, mean and median attempts to solve, and the Pearson
+    correlation of solved with the rest score (None where either side does not vary), as the SQL."""
+    solved_counts = [to_solve for _, solved, to_solve, _ in rows if solved and to_solve is not None]
+    xs = [float(solved) for _, solved, _, _ in rows]
+    ys = [float(total) for *_, total in rows]
+    try:
+        r: float | None = statistics.correlation(xs, ys)
+    except statistics.StatisticsError:  # fewer than two, or a side that does not vary
+        r = None
+    return (
+        len(rows),
+        sum(1 for _, solved, _, _ in rows if solved),
+        sum(1 for _, solved, to_solve, _ in rows if solved and to_solve == 1),
+        sum(1 for forfeited, *_ in rows if forfeited),
+        statistics.fmean(solved_counts) if solved_counts else None,
+        statistics.median(solved_counts) if solved_counts else None,
+        r,
     )
 
 

@@ -55,6 +55,23 @@ class VariantOut(serializers.Serializer[Any]):
     mistakes = MistakeOut(many=True, help_text="The known mistakes most often matched on these numbers.")
 
 
+class ValueOut(serializers.Serializer[Any]):
+    # Reads a selectors.ValueFigures.
+    value = serializers.CharField(
+        help_text="The given's value (a number as the variants recorded it, or a preset's name)."
+    )
+    figures = FiguresOut(help_text="Pooled over every variant that drew it; means and discrimination are null.")
+
+
+class GivenSplitOut(serializers.Serializer[Any]):
+    # Reads a selectors.GivenSplit.
+    name = serializers.CharField(help_text="A varying given, or a preset (gpu).")
+    spread = serializers.FloatField(
+        allow_null=True, help_text="First-try rate of its easiest value minus its hardest's."
+    )
+    values = ValueOut(many=True, help_text="In the order of the values (numbers ascending, names alphabetical).")
+
+
 class ScopeOut(serializers.Serializer[Any]):
     cohort = serializers.IntegerField(allow_null=True, help_text="null: every learner (authors, superusers).")
     cohort_name = serializers.CharField(allow_null=True)
@@ -72,4 +89,7 @@ class ItemAnalysisOut(serializers.Serializer[Any]):
         help_text="Engaged learners with no counted attempt (revealed without answering): in no variant."
     )
     variants = VariantOut(many=True, help_text="Hardest first (lowest share solved first try).")
+    by_given = GivenSplitOut(
+        many=True, help_text="Each varying given's values, variants pooled: the given whose values differ most first."
+    )
     mistakes = MistakeOut(many=True, help_text="Every known mistake matched, most often first.")

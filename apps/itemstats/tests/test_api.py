@@ -111,6 +111,40 @@ def test_instructor_reads_the_whole_body(
                 "mistakes": [ADDED | {"count": 1, "share_of_wrong": 1.0}],
             },
         ],
+        "by_given": [
+            {
+                "name": "a",
+                "spread": 0.5,
+                "values": [
+                    {
+                        "value": "2",
+                        "figures": figures(
+                            learners=2,
+                            solved=2,
+                            first_try=1,
+                            first_try_rate=0.5,
+                            solve_rate=1.0,
+                            reveal_rate=0.0,
+                            attempts=4,
+                            correct=3,
+                            accuracy=0.75,
+                        ),
+                    },
+                    {
+                        "value": "3",
+                        "figures": figures(
+                            learners=2,
+                            revealed=1,
+                            first_try_rate=0.0,
+                            solve_rate=0.0,
+                            reveal_rate=0.5,
+                            attempts=3,
+                            accuracy=0.0,
+                        ),
+                    },
+                ],
+            }
+        ],
         "mistakes": [ADDED | {"count": 2, "share_of_wrong": 0.5}, DOUBLED | {"count": 1, "share_of_wrong": 0.25}],
     }
 

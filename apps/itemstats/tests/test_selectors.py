@@ -132,3 +132,64 @@ def test_query_count_does_not_grow(
         build.attempt(more, a=4 + i, correct=False, mistake=i % 2)
         build.progress(more, attempts=1)
     assert count() == 8
+
+
+@pytest.mark.parametrize("whose", ["cohort", "everyone"])
+def test_the_portable_path_gives_what_postgresql_gives(
+    item: Exercise,
+    cohort: Cohort,
+    instructor: User,
+    author: User,
+    class_of_five: dict[str, Learner],
+    monkeypatch: pytest.MonkeyPatch,
+    whose: str,
+) -> None:
+    """``make run``'s embedded default is SQLite, which has none of the SQL's aggregates (corr,
+    percentile_cont, FILTER, jsonb): the same figures are computed in Python there. Both paths run
+    here on the same learners, and must agree to the last field."""
+    viewer, cohort_id = (instructor, cohort.pk) if whose == "cohort" else (author, None)
+    on_postgresql = selectors.item_analysis(viewer=viewer, exercise=item, cohort_id=cohort_id)
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    with CaptureQueriesContext(connection) as queries:
+        portable = selectors.item_analysis(viewer=viewer, exercise=item, cohort_id=cohort_id)
+    assert not any("corr(" in q["sql"] or "jit" in q["sql"] for q in queries.captured_queries)  # it did run in Python
+    assert portable == on_postgresql
+    assert on_postgresql.variants and on_postgresql.mistakes  # the comparison covers a split and mistakes
+
+
+def test_each_given_is_split_by_its_values_whatever_the_others_drew() -> None:
+    """Four variants of two givens and a preset: each given's values pooled over the variants that drew them."""
+
+    def variant(a: int, b: float, gpu: str, learners: int, first_try: int) -> selectors.VariantFigures:
+        figures = Figures(
+            learners=learners, solved=learners, first_try=first_try, attempts=2 * learners, correct=learners
+        )
+        return selectors.VariantFigures(givens={"a": a, "b": b}, labels={"gpu": gpu}, figures=figures)
+
+    found = selectors._by_given(
+        [
+            variant(2, 0.5, "H100", learners=10, first_try=9),
+            variant(2, 1.5, "A100", learners=10, first_try=7),
+            variant(10, 0.5, "A100", learners=10, first_try=2),
+            variant(10, 1.5, "H100", learners=10, first_try=2),
+        ]
+    )
+    # a decides it (16 of 20 first try at 2, 4 of 20 at 10: 60 points); b and the gpu barely move it.
+    assert [(g.name, g.spread) for g in found] == [("a", 0.6), ("b", 0.1), ("gpu", 0.1)]
+    a = found[0]
+    assert [(v.value, v.figures.learners, v.figures.first_try, v.figures.attempts) for v in a.values] == [
+        ("2", 20, 16, 40),
+        ("10", 20, 4, 40),  # numbers in numeric order, not as text
+    ]
+    assert [v.value for v in found[2].values] == ["A100", "H100"]
+    # A given that never varies among the variants is no split.
+    assert selectors._by_given([variant(2, 0.5, "H100", 1, 1), variant(2, 0.5, "H100", 3, 1)]) == []
+
+
+def test_the_cohorts_analysis_splits_by_given(
+    item: Exercise, cohort: Cohort, instructor: User, class_of_five: dict[str, Learner]
+) -> None:
+    found = selectors.item_analysis(viewer=instructor, exercise=item, cohort_id=cohort.pk)
+    (split,) = found.by_given  # only a varies
+    assert split.name == "a" and split.spread == 0.5  # a=2: 1 of 2 first try; a=3: 0 of 2
+    assert [(v.value, v.figures.learners, v.figures.first_try) for v in split.values] == [("2", 2, 1), ("3", 2, 0)]
