@@ -6,7 +6,7 @@ The section's fenced blocks are the tutorial: a block whose info string names a 
 is commands to run, in the order they come, in one shell started in the platform's checkout, and a
 ``json`` block titled with a request (``title="POST /api/v1/cohorts/"``) is a body an instructor
 sends. The test writes and runs them with the environment it provides: ``HOME`` in a temporary
-folder (so the course's repository lands there), git's identity, and this session's test database
+folder (so the course's repository lands there, with no git identity: the tutorial sets one), and this session's test database
 and sandbox image. It asserts what the tutorial promises: ``check_content`` passes, ``sync_content``
 creates the three exercises, the workbook is assigned to a cohort through the API, an assessment
 uses its numeric exercise and a learner gets it right on their own numbers, and the Build grades
@@ -114,13 +114,11 @@ def course(
     home = tmp_path_factory.mktemp("home")
     env = {
         **worker_env(),  # this session's test database and settings, the sandbox image
-        "HOME": str(home),
-        "GIT_AUTHOR_NAME": "Tutorial",
-        "GIT_AUTHOR_EMAIL": "tutorial@example.org",
-        "GIT_COMMITTER_NAME": "Tutorial",
-        "GIT_COMMITTER_EMAIL": "tutorial@example.org",
+        "HOME": str(home),  # no git identity there: the tutorial sets one as a fresh machine needs it
         "GIT_CONFIG_NOSYSTEM": "1",
     }
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        env.pop(name, None)
     env.pop("CONTENT_DIRS", None)  # the tutorial sets it on each command
     with django_db_blocker.unblock():
         remove_what_it_wrote()  # an interrupted run's, kept by --reuse-db
