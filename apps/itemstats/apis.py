@@ -62,8 +62,8 @@ class ItemAnalysisApi(APIView):
         },
         description="Item analysis of one exercise: the share solved first try, attempts to solve, the reveal "
         "rate and the discrimination (point-biserial with the learner's other solves), whole and by variant "
-        "(each learner on the numbers of their first attempt; hardest first), with the known mistakes most "
-        "often matched. Over a cohort's learners (its instructor; the exercise's workbook must be assigned to "
+        "(each learner on the numbers of their first attempt; hardest first) and by each varying given's values "
+        "(variants pooled), with the known mistakes most often matched. Over a cohort's learners (its instructor; the exercise's workbook must be assigned to "
         "it) or every learner (authors). Learners get 403; another instructor's cohort is a 404.",
     )
     def get(self, request: Request, slug: str, number: str) -> Response:
