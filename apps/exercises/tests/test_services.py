@@ -185,7 +185,7 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     # 0.1 varies per learner: one read of whose numbers and which round (learner_numbers). Then, on
     # PostgreSQL, a wrong answer's attempt insert and progress upsert are one atomic statement.
     assert len(queries) == 2, [q["sql"] for q in queries]
-    assert 'FROM "progress_exerciseprogress"' in queries[0]["sql"] and '"shared"' in queries[0]["sql"]
+    assert "FROM progress_exerciseprogress" in queries[0]["sql"] and "'shared'" in queries[0]["sql"]
     assert queries[1]["sql"].lstrip().startswith("WITH new_attempt AS")
 
     # The first solve also moves the streak, the day's activity and two global boards, in one

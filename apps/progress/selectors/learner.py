@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db import connection
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus
 from apps.exercises.models import Attempt, Chapter, Exercise, Workbook
 from apps.exercises.selectors import Counts
-from apps.progress.models import Cohort, ExerciseProgress, Membership
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, Membership
 
 
 def workbook_list(*, user: User | None) -> list[tuple[Workbook, Counts]]:
@@ -122,19 +123,28 @@ def numbers_seed(*, user_id: int, workbook_id: int) -> tuple[str, int]:
     return _seed(user_id, shared)
 
 
+# ``learner_numbers`` as one plain statement: composing the ORM query (two subqueries, three
+# joins) cost ~2 ms of Python on every graded answer to a varying exercise, more than PostgreSQL's
+# work on it (bench/grading_api.py). The same rows as ``_shared_cohort``; portable SQL (SQLite too).
+_LEARNER_NUMBERS_SQL = f"""
+SELECT
+  (SELECT ep.round FROM {ExerciseProgress._meta.db_table} ep WHERE ep.user_id = %s AND ep.exercise_id = %s LIMIT 1),
+  (SELECT m.cohort_id FROM {Membership._meta.db_table} m
+     JOIN {Cohort._meta.db_table} c ON c.id = m.cohort_id
+     JOIN {CohortWorkbook._meta.db_table} a ON a.cohort_id = c.id
+   WHERE m.user_id = %s AND c.numbers = %s AND a.workbook_id = %s
+   ORDER BY m.cohort_id LIMIT 1)
+"""  # noqa: S608 - table names are ours, values are parameters
+
+
 def learner_numbers(*, user_id: int, exercise: Exercise) -> tuple[int, str, int]:
     """The learner's round on an exercise (1 if never tried) and ``numbers_seed``, in one query:
     the grading path reads it before every answer to a varying exercise."""
-    progress_round = ExerciseProgress.objects.filter(user_id=user_id, exercise_id=exercise.pk).values("round")[:1]
-    row = (
-        User.objects.filter(pk=user_id)
-        .annotate(
-            progress_round=Subquery(progress_round), shared=Subquery(_shared_cohort(user_id, exercise.workbook_id))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LEARNER_NUMBERS_SQL, [user_id, exercise.pk, user_id, Cohort.Numbers.SHARED.value, exercise.workbook_id]
         )
-        .values_list("progress_round", "shared")
-        .first()
-    )
-    round_, shared = row if row is not None else (None, None)
+        round_, shared = cursor.fetchone() or (None, None)
     return (1 if round_ is None else round_), *_seed(user_id, shared)
 
 
