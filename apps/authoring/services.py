@@ -26,7 +26,7 @@ from apps.authoring.exceptions import DraftInvalid, DraftNotPublishable, DraftPu
 from apps.authoring.models import Draft, DraftStatus
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises import services as exercise_services
-from apps.exercises.content import loader, source
+from apps.exercises.content import loader
 from apps.exercises.content.checks import check_exercise
 from apps.exercises.content.resolve import ContentError
 from apps.exercises.content.schema import ExerciseSpec
@@ -71,27 +71,10 @@ def spec_parse(*, text: str, chapter: Chapter, exercise: Exercise | None) -> Par
     exercise's code files are kept from its current version), with the id and number free.
     Raises DraftInvalid."""
     try:
-        folders = loader.workbook_folders(chapter.workbook.slug)
-        edit = source.block_read(
-            text,
-            chapter=exercise_selectors.chapter_source(chapter=chapter),
-            key=exercise.key if exercise is not None else None,
-            presets=loader.read_presets(folders[0]) if folders else {},
-            code=source.kept_code(exercise_selectors.code_synced(slug=chapter.workbook.slug)),
-        )
+        edit = exercise_selectors.exercise_edit_read(chapter=chapter, exercise=exercise, text=text)
     except loader.LoadError as exc:
         raise DraftInvalid(str(exc).splitlines()) from None
-    block, spec = edit.block, edit.spec
-    if exercise is not None and spec.id != exercise.key:
-        raise DraftInvalid(
-            ["The exercise id is its identity (attempts and progress follow it); add a new exercise instead."]
-        )
-    same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
-    if exercise is None and same_workbook.filter(key=spec.id).exists():
-        raise DraftInvalid([f"The id {spec.id!r} is taken in this workbook (ids are never reused)."])
-    if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
-        raise DraftInvalid([f"Another active exercise of this workbook is numbered {spec.number}."])
-    return Parsed(block=block, spec=spec)
+    return Parsed(block=edit.block, spec=edit.spec)
 
 
 # ---- create, edit ---------------------------------------------------------------------------------

@@ -295,17 +295,13 @@ class ExerciseForm(forms.ModelForm[Exercise]):
         text = data.get("spec_text", "")
         if chapter is None or not text:
             return data
-        own = self.instance if self.instance.pk else None
-        block, spec = self._read(chapter, own, text)
-        if own is not None and spec.id != own.key:
-            raise forms.ValidationError(
-                "The exercise id is its identity (attempts and progress follow it); add a new exercise instead."
+        try:
+            edit = selectors.exercise_edit_read(
+                chapter=chapter, exercise=self.instance if self.instance.pk else None, text=text
             )
-        same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
-        if own is None and same_workbook.filter(key=spec.id).exists():
-            raise forms.ValidationError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
-        if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
-            raise forms.ValidationError(f"Another active exercise of this workbook is numbered {spec.number}.")
+        except loader.LoadError as exc:
+            raise forms.ValidationError(str(exc).splitlines()) from None
+        block, spec = edit.block, edit.spec
         if spec.code is not None and not sandbox_selectors.available():
             raise forms.ValidationError(CODE_CHECKS_NEED_THE_SANDBOX, code="sandbox_unavailable")
         try:
@@ -318,23 +314,6 @@ class ExerciseForm(forms.ModelForm[Exercise]):
             raise forms.ValidationError(problems)
         data["spec"], data["source"] = spec, block
         return data
-
-    def _read(self, chapter: Chapter, own: Exercise | None, text: str) -> tuple[str, ExerciseSpec]:
-        """The edited block read as part of its chapter file (``source.block_read``: the loader's
-        rules; code folders keep the current versions' files). Returns the block as it will be
-        stored and the exercise's spec."""
-        try:
-            folder = _workbook_folder(chapter.workbook)
-            edit = source.block_read(
-                text,
-                chapter=selectors.chapter_source(chapter=chapter),
-                key=own.key if own is not None else None,
-                presets=loader.read_presets(folder) if folder is not None else {},
-                code=source.kept_code(selectors.code_synced(slug=chapter.workbook.slug)),
-            )
-        except loader.LoadError as exc:
-            raise forms.ValidationError(str(exc).splitlines()) from None
-        return edit.block, edit.spec
 
 
 class VersionInline(admin.TabularInline[ExerciseVersion, Exercise]):

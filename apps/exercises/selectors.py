@@ -15,7 +15,7 @@ from django.http import Http404
 from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.choices import AttemptPart, AttemptStatus
-from apps.exercises.content import cache, export, source
+from apps.exercises.content import cache, export, loader, source
 from apps.exercises.grading.formula import scope_of
 from apps.exercises.models import (
     Attempt,
@@ -268,6 +268,33 @@ def exercise_sources(*, exercises: list[Exercise]) -> dict[int, str]:
         version = exercise.current_version
         out[exercise.pk] = kept.get(exercise.pk) or (source.dump_block(version.spec) if version is not None else "")
     return out
+
+
+def exercise_edit_read(*, chapter: Chapter, exercise: Exercise | None, text: str) -> source.Edit:
+    """An exercise's block as an author edited it (the admin's form, a draft), read as part of its
+    chapter file by the loader's rules (``source.block_read``: its presets apply; code folders keep
+    the current version's files), then held to what identifies an exercise: an edit keeps its id,
+    a new exercise takes an id never used in the workbook, and a number no other active exercise
+    holds. Raises ``LoadError`` (a broken block names the chapter file's line) or ``SourceError``."""
+    folders = loader.workbook_folders(chapter.workbook.slug)
+    edit = source.block_read(
+        text,
+        chapter=chapter_source(chapter=chapter),
+        key=exercise.key if exercise is not None else None,
+        presets=loader.read_presets(folders[0]) if folders else {},
+        code=source.kept_code(code_synced(slug=chapter.workbook.slug)),
+    )
+    spec = edit.spec
+    if exercise is not None and spec.id != exercise.key:
+        raise source.SourceError(
+            "The exercise id is its identity (attempts and progress follow it); add a new exercise instead."
+        )
+    same_workbook = Exercise.objects.filter(workbook_id=chapter.workbook_id)
+    if exercise is None and same_workbook.filter(key=spec.id).exists():
+        raise source.SourceError(f"The id {spec.id!r} is taken in this workbook (ids are never reused).")
+    if same_workbook.filter(number=spec.number, is_active=True).exclude(key=spec.id).exists():
+        raise source.SourceError(f"Another active exercise of this workbook is numbered {spec.number}.")
+    return edit
 
 
 def chapter_source(*, chapter: Chapter) -> source.ChapterText:
