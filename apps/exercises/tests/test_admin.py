@@ -12,6 +12,7 @@ from django.test import Client
 from apps.accounts.models import Role, User
 from apps.exercises.admin import spec_yaml
 from apps.exercises.models import Exercise
+from apps.exercises.tests.admin_forms import post_exercise_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -61,29 +62,13 @@ def test_the_preview_shows_options_and_their_feedback_rendered(author_client: Cl
     assert "Accepted with a unit note" in unit_note
 
 
-def _post(client: Client, exercise: Exercise, text: str) -> str:
-    response = client.post(
-        f"/admin/exercises/exercise/{exercise.pk}/change/",
-        {
-            "chapter": exercise.chapter_id,
-            "is_active": "on",
-            "spec_text": text,
-            "versions-TOTAL_FORMS": "0",
-            "versions-INITIAL_FORMS": "0",
-            "versions-MIN_NUM_FORMS": "0",
-            "versions-MAX_NUM_FORMS": "1000",
-        },
-    )
-    return response.text if response.status_code == 200 else f"redirect {response.status_code}"
-
-
 def test_saving_a_changed_answer_makes_a_new_version(author_client: Client) -> None:
     exercise = ex("0.1")
     assert exercise.current_version is not None
     data = yaml.safe_load(spec_yaml(exercise.current_version.spec))
     data["answer"]["value"] = "layers + tok_emb + final_ln"
     data["answer"]["mistakes"] = []
-    assert _post(author_client, exercise, yaml.safe_dump(data)) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, yaml.safe_dump(data)) == "redirect 302"
     after = ex("0.1")
     assert after.current_version is not None
     assert after.current_version.version == 2
@@ -111,12 +96,12 @@ def test_saving_runs_the_content_checks(author_client: Client) -> None:
     assert exercise.current_version is not None
     data = yaml.safe_load(spec_yaml(exercise.current_version.spec))
     data["answer"]["tolerance"] = 0.5  # swallows the known mistakes
-    page = _post(author_client, exercise, yaml.safe_dump(data))
+    page = post_exercise_edit(author_client, exercise, yaml.safe_dump(data))
     assert "is within the tolerance of the answer" in page
-    assert "not valid YAML" in _post(author_client, exercise, "number: [unclosed").replace("Not", "not")
+    assert "not valid YAML" in post_exercise_edit(author_client, exercise, "number: [unclosed").replace("Not", "not")
     data["answer"]["tolerance"] = 0.001
     data["answer"]["unit"] = "furlongs"
-    assert "unknown unit" in _post(author_client, exercise, yaml.safe_dump(data))
+    assert "unknown unit" in post_exercise_edit(author_client, exercise, yaml.safe_dump(data))
     assert ex("0.1").current_version.version == 1  # type: ignore[union-attr]
 
 

@@ -21,6 +21,7 @@ from apps.exercises.content import loader, source
 from apps.exercises.content.report import DEFAULT_ROOT
 from apps.exercises.models import Chapter, ChapterSource, Exercise, ExerciseSource, ExerciseVersion, Workbook
 from apps.exercises.tests import content
+from apps.exercises.tests.admin_forms import post_exercise_edit
 
 pytestmark = pytest.mark.django_db
 
@@ -71,22 +72,6 @@ def snapshot(slug: str) -> dict[str, Any]:
             for c in ChapterSource.objects.filter(chapter__workbook__slug=slug).select_related("chapter")
         },
     }
-
-
-def _post(client: Client, exercise: Exercise, text: str) -> str:
-    response = client.post(
-        f"/admin/exercises/exercise/{exercise.pk}/change/",
-        {
-            "chapter": exercise.chapter_id,
-            "is_active": "on",
-            "spec_text": text,
-            "versions-TOTAL_FORMS": "0",
-            "versions-INITIAL_FORMS": "0",
-            "versions-MIN_NUM_FORMS": "0",
-            "versions-MAX_NUM_FORMS": "1000",
-        },
-    )
-    return response.content.decode() if response.status_code == 200 else f"redirect {response.status_code}"
 
 
 def _upload(client: Client, slug: str, name: str, data: bytes) -> Any:
@@ -144,11 +129,11 @@ def test_the_editor_shows_the_block_as_written_and_an_edit_changes_only_its_line
     assert "/source/" in page  # the download links
 
     # The same text again: nothing changes (no version, no write of the text).
-    assert _post(author_client, exercise, block) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, block) == "redirect 302"
     assert ExerciseVersion.objects.filter(exercise=exercise).count() == 1
     # One prompt line edited, sent as a browser sends a textarea (CRLF line ends).
     edited = block.replace(PROMPT_LINE, EDITED_LINE)
-    assert _post(author_client, exercise, edited.replace("\n", "\r\n")) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, edited.replace("\n", "\r\n")) == "redirect 302"
     after = Exercise.objects.select_related("current_version").get(pk=exercise.pk)
     assert after.current_version is not None and after.current_version.pk == version.pk  # prose: same version
     assert "as a plain number" in after.current_version.spec["prompt"]
@@ -165,12 +150,12 @@ def test_the_editor_shows_the_block_as_written_and_an_edit_changes_only_its_line
 
     # A comment is the author's text but no change to the exercise: kept, and no new version.
     commented = edited.replace("    title: LLaMA 7B\n", "    title: LLaMA 7B\n    # Checked against the paper.\n")
-    assert _post(author_client, exercise, commented) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, commented) == "redirect 302"
     assert selectors.exercise_source(exercise=after) == commented
     assert ExerciseVersion.objects.filter(exercise=exercise).count() == 1
     # A grading edit makes a new version, as in the files.
     graded = commented.replace("      tolerance: 0.002\n", "      tolerance: 0.003\n")
-    assert _post(author_client, exercise, graded) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, graded) == "redirect 302"
     assert ExerciseVersion.objects.filter(exercise=exercise).count() == 2
 
 
@@ -180,10 +165,10 @@ def test_an_edit_that_does_not_read_names_its_line_and_saves_nothing(author_clie
     before = snapshot(SLUG)
     block = selectors.exercise_source(exercise=exercise)
     broken = block.replace("    format: numeric\n", "    format: [numeric\n")
-    page = _post(author_client, exercise, broken)
+    page = post_exercise_edit(author_client, exercise, broken)
     assert "Not valid YAML at line" in page
     unknown = block.replace("    format: numeric\n", "    format: numerick\n")
-    page = _post(author_client, exercise, unknown)
+    page = post_exercise_edit(author_client, exercise, unknown)
     assert "this exercise starts at line 94" in page and "format" in page
     assert snapshot(SLUG) == before
 
@@ -310,7 +295,7 @@ def test_an_exercise_without_its_text_saves_unchanged_from_the_editor(author_cli
     assert version is not None
     block = selectors.exercise_source(exercise=exercise)
     assert block == source.dump_block(version.spec) and block.startswith("  - number: '0.2'\n")
-    assert _post(author_client, exercise, block) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, block) == "redirect 302"
     after = ExerciseVersion.objects.get(pk=version.pk)
     assert (after.spec, after.content_hash) == (version.spec, version.content_hash)
     assert ExerciseVersion.objects.filter(exercise=exercise).count() == 1
@@ -345,7 +330,7 @@ def test_a_scenario_exercise_without_its_text_saves_unchanged_from_the_editor(au
     assert version is not None and version.spec["vary"]["scenario"]["name"] == "model"
     block = selectors.exercise_source(exercise=exercise)
     assert "    scenario: model\n" in block and "seed" not in block  # as an author writes it
-    assert _post(author_client, exercise, block) == "redirect 302"
+    assert post_exercise_edit(author_client, exercise, block) == "redirect 302"
     after = ExerciseVersion.objects.get(pk=version.pk)
     assert (after.spec, after.content_hash) == (version.spec, version.content_hash)
     assert ExerciseVersion.objects.filter(exercise=exercise).count() == 1
