@@ -22,6 +22,7 @@ from apps.exercises.content.resolve import ContentError, grading_hash
 from apps.exercises.content.schema import ExerciseSpec
 from apps.exercises.content.variants import Variant, variant
 from apps.exercises.grading.formula import FormulaError
+from apps.exercises.grading.numeric import format_number
 from apps.exercises.models import ExerciseVersion
 
 # The permission the exercise admin asks of whoever edits content: drafts ask the same.
@@ -133,7 +134,7 @@ def draft_preview(*, draft: Draft) -> DraftPreview:
         shown = VariantPreview(
             title=title,
             round=v.round,
-            givens=sorted(v.givens(spec).items()),
+            givens=[(k, format_number(x) if isinstance(x, float) else x) for k, x in sorted(v.givens(spec).items())],
             labels=list(v.labels),
         )
         try:
