@@ -8,6 +8,8 @@ read is a lookup, never an aggregation over raw attempts:
 - ``DailyActivity``: solves per learner per local day (the calendar heatmap).
 - ``Score`` and ``ScoreBucket``: leaderboard rows per board, and how many learners hold each
   score on a global board, so "my rank" is a sum over buckets, not a count over 100k learners.
+- ``ScoreSlot``: the same counts split by when the learners reached their score (per UTC day,
+  hour and minute), so the learners tied with me who got there first are a sum too.
 - ``SkillCheck``: a learner's ticked skill and its spaced-retrieval schedule (next review due).
 - ``Cohort``, ``CohortWorkbook``, ``Membership``: classes with a join code, a time zone and
   assigned workbooks with optional due dates.
@@ -201,6 +203,37 @@ class ScoreBucket(models.Model):
 
     def __str__(self) -> str:
         return f"{self.board}:{self.points}×{self.learners}"
+
+
+class ScoreSlot(models.Model):
+    """How many visible learners reached ``points`` on a global board within one UTC day, hour or
+    minute (``span`` seconds from ``start``).
+
+    Ties are broken by who reached the score first, and a tie can hold tens of thousands of
+    learners. "Tied with me and ahead of me" is then the day slots before my day, the hour slots
+    of my day before my hour, the minute slots of my hour before my minute, and a count of the
+    rows within my minute: a few hundred index entries at most, whatever the tie's size. Slot
+    rows are written with their bucket row locked first, so the bucket row serializes them. A slot
+    whose learners all moved on is deleted.
+    """
+
+    DAY, HOUR, MINUTE = 86400, 3600, 60
+    SPANS = (DAY, HOUR, MINUTE)
+
+    board = models.CharField(max_length=48)
+    points = models.PositiveIntegerField()
+    span = models.PositiveIntegerField(help_text="Seconds: 86400, 3600 or 60.")
+    start = models.DateTimeField(help_text="The slot's first instant, on a UTC boundary of its span.")
+    learners = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["board", "points", "span", "start"], name="slot_unique_board_points_span"),
+            models.CheckConstraint(condition=models.Q(learners__gte=0), name="slot_learners_nonnegative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board}:{self.points}@{self.start:%Y-%m-%dT%H:%M}/{self.span}s×{self.learners}"
 
 
 class Cohort(models.Model):

@@ -13,7 +13,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from apps.accounts.models import User
-from apps.progress.models import Cohort, Score, ScoreBucket
+from apps.progress.models import Cohort, Score, ScoreBucket, ScoreSlot
 from apps.progress.selectors.cohorts import cohort_get
 from apps.progress.services import GLOBAL_ALL, cohort_week_board, global_week_board, week_start
 
@@ -69,7 +69,7 @@ def leaderboard(
     return Board("global", period, None, starts, settings.TIME_ZONE, entries, mine, own.hidden, own.ranked)
 
 
-_S, _B, _U = Score._meta.db_table, ScoreBucket._meta.db_table, User._meta.db_table
+_S, _B, _T, _U = (m._meta.db_table for m in (Score, ScoreBucket, ScoreSlot, User))
 # Raw SQL: PostgreSQL runs this in ~0.2 ms off the ``score_board_rank`` index; building the
 # same query through the ORM cost more than running it (bench/leaderboard.py).
 _TOP = f"""
@@ -94,9 +94,32 @@ class OwnRank:
 
 
 # One statement: the learners on scores above mine (a sum over the board's buckets, ~100 rows
-# whatever the learner count) plus those tied with me who got there first: the row comparison
-# bounds the range scan of ``score_board_rank`` instead of filtering the whole tie.
-_OWN_RANK = f"""
+# whatever the learner count) plus those tied with me who got there first. A tie can hold tens of
+# thousands of learners, so on PostgreSQL those are the tie's day slots before my day, its hour
+# slots before my hour that day, its minute slots before my minute that hour (at most
+# days + 24 + 60 rows of ``ScoreSlot``), and a count of the rows within my minute: the row
+# comparison bounds that range scan of ``score_board_rank``.
+_ME = f"""SELECT points, hidden, reached_at, user_id,
+        date_trunc('day', reached_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS d,
+        date_trunc('hour', reached_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS h,
+        date_trunc('minute', reached_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS m
+    FROM {_S} WHERE board = %(board)s AND user_id = %(user)s"""  # noqa: S608
+_SLOT_SUM = "(SELECT COALESCE(SUM(t.learners), 0) FROM {table} t WHERE t.board = %(board)s AND t.points = me.points AND t.span = {span} AND {bounds})"
+_OWN_RANK_SLOTS = f"""
+WITH me AS ({_ME})
+SELECT me.points, me.hidden,
+    (SELECT COALESCE(SUM(b.learners), 0) FROM {_B} b WHERE b.board = %(board)s AND b.points > me.points)
+    + {_SLOT_SUM.format(table=_T, span=ScoreSlot.DAY, bounds="t.start < me.d")}
+    + {_SLOT_SUM.format(table=_T, span=ScoreSlot.HOUR, bounds="t.start >= me.d AND t.start < me.h")}
+    + {_SLOT_SUM.format(table=_T, span=ScoreSlot.MINUTE, bounds="t.start >= me.h AND t.start < me.m")}
+    + (SELECT COUNT(*) FROM {_S} s
+       WHERE s.board = %(board)s AND s.points = me.points AND NOT s.hidden AND s.reached_at >= me.m
+         AND (s.reached_at, s.user_id) < (me.reached_at, me.user_id)) + 1,
+    (SELECT COALESCE(SUM(b.learners), 0) FROM {_B} b WHERE b.board = %(board)s)
+FROM (SELECT 1 AS one) AS one LEFT JOIN me ON TRUE
+"""  # noqa: S608 - names are ours, values are parameters
+# Elsewhere (SQLite, the embedded single-machine default): the tie is counted row by row.
+_OWN_RANK_ROWS = f"""
 SELECT me.points, me.hidden,
     (SELECT COALESCE(SUM(b.learners), 0) FROM {_B} b WHERE b.board = %(board)s AND b.points > me.points)
     + (SELECT COUNT(*) FROM {_S} s
@@ -110,7 +133,8 @@ FROM (SELECT 1 AS one) AS one LEFT JOIN {_S} me ON me.board = %(board)s AND me.u
 def board_rank(*, board: str, user: User) -> OwnRank:
     """The caller's rank on a global board, even far outside the top: one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(_OWN_RANK, {"board": board, "user": user.pk})
+        sql = _OWN_RANK_SLOTS if connection.vendor == "postgresql" else _OWN_RANK_ROWS
+        cursor.execute(sql, {"board": board, "user": user.pk})
         points, hidden, rank, ranked = cursor.fetchone()
     if points is None or hidden:
         return OwnRank(None, bool(hidden), int(ranked))

@@ -49,6 +49,7 @@ from apps.progress.services.solves import (
     points_for,
     score_add,
     scores_rebuild,
+    slots_rebuild,
     solve_record,
     week_start,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "score_add",
     "scores_rebuild",
     "skill_mark",
+    "slots_rebuild",
     "solve_record",
     "stats_time_zone_refresh",
     "time_zone_validate",

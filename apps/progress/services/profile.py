@@ -12,7 +12,7 @@ from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
 from apps.exercises.models import Workbook
 from apps.progress.models import ExerciseProgress, LearnerStats, Score
-from apps.progress.services.solves import BUCKET_ADD_SQL, BUCKET_SUB_SQL, effective_time_zone
+from apps.progress.services.solves import effective_time_zone, level_join, level_leave
 
 logger = logging.getLogger(__name__)
 
@@ -79,15 +79,13 @@ def _global_rows_hide(user: User, *, hidden: bool) -> None:
         .filter(user=user, hidden=not hidden)
         .exclude(board__startswith="cohort:")
         .order_by("board")
-        .values_list("board", "points")
+        .values_list("board", "points", "reached_at")
     )
-    Score.objects.filter(user=user, board__in=[b for b, _ in rows]).update(hidden=hidden)
+    Score.objects.filter(user=user, board__in=[b for b, _, _ in rows]).update(hidden=hidden)
     with connection.cursor() as cursor:
-        for board, points in rows:
-            if hidden:
-                cursor.execute(BUCKET_SUB_SQL, [board, points])
-            else:
-                cursor.execute(BUCKET_ADD_SQL, [board, points, 1])
+        for board, points, reached_at in rows:
+            move = level_leave if hidden else level_join
+            move(cursor, board=board, points=points, reached_at=reached_at)
 
 
 def stats_time_zone_refresh(*, user: User) -> None:

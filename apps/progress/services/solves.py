@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from apps.accounts.models import User
 from apps.core.exceptions import ApplicationError
@@ -21,6 +22,7 @@ from apps.progress.models import (
     Membership,
     Score,
     ScoreBucket,
+    ScoreSlot,
 )
 from apps.progress.services.reviews import review_solved
 from apps.progress.signals import exercise_solved
@@ -147,29 +149,65 @@ def _activity_add(user_id: int, day: date, points: int) -> None:
 
 _SCORE = Score._meta.db_table
 _BUCKET = ScoreBucket._meta.db_table
+_SLOT = ScoreSlot._meta.db_table
+_SCORE_OLD = f"SELECT reached_at FROM {_SCORE} WHERE board = %s AND user_id = %s"  # noqa: S608
 _SCORE_ADD = f"""
 INSERT INTO {_SCORE} (board, user_id, points, reached_at, hidden) VALUES (%s, %s, %s, %s, %s)
 ON CONFLICT (board, user_id) DO UPDATE SET points = {_SCORE}.points + excluded.points, reached_at = excluded.reached_at
 RETURNING points, hidden
 """  # noqa: S608
-BUCKET_ADD_SQL = f"""
-INSERT INTO {_BUCKET} (board, points, learners) VALUES (%s, %s, %s)
-ON CONFLICT (board, points) DO UPDATE SET learners = {_BUCKET}.learners + excluded.learners
+_BUCKET_ADD = f"""
+INSERT INTO {_BUCKET} (board, points, learners) VALUES (%s, %s, 1)
+ON CONFLICT (board, points) DO UPDATE SET learners = {_BUCKET}.learners + 1
 """  # noqa: S608
-BUCKET_SUB_SQL = f"UPDATE {_BUCKET} SET learners = learners - 1 WHERE board = %s AND points = %s"  # noqa: S608
+_BUCKET_SUB = f"UPDATE {_BUCKET} SET learners = learners - 1 WHERE board = %s AND points = %s"  # noqa: S608
+_SLOT_KEYS = " OR ".join(f"(span = {span} AND start = %s)" for span in ScoreSlot.SPANS)
+_SLOT_ADD = f"""
+INSERT INTO {_SLOT} (board, points, span, start, learners) VALUES {", ".join(f"(%s, %s, {span}, %s, 1)" for span in ScoreSlot.SPANS)}
+ON CONFLICT (board, points, span, start) DO UPDATE SET learners = {_SLOT}.learners + 1
+"""  # noqa: S608
+_SLOT_SUB = f"UPDATE {_SLOT} SET learners = learners - 1 WHERE board = %s AND points = %s AND ({_SLOT_KEYS})"  # noqa: S608
+_SLOT_CLEAR = f"DELETE FROM {_SLOT} WHERE board = %s AND points = %s AND learners = 0 AND ({_SLOT_KEYS})"  # noqa: S608
+
+
+def slot_starts(at: datetime) -> list[datetime]:
+    """The UTC day, hour and minute that ``at`` falls in: the ``ScoreSlot`` rows it counts in."""
+    utc = (at if at.tzinfo else at.replace(tzinfo=UTC)).astimezone(UTC).replace(second=0, microsecond=0)
+    return [utc.replace(hour=0, minute=0), utc.replace(minute=0), utc]
+
+
+def level_join(cursor: CursorWrapper, *, board: str, points: int, reached_at: datetime) -> None:
+    """A visible learner now holds ``points`` on a global board, reached at ``reached_at``: count
+    them in its bucket, then in its slots (the bucket row's lock serializes its slots' writers)."""
+    cursor.execute(_BUCKET_ADD, [board, points])
+    cursor.execute(_SLOT_ADD, [v for start in slot_starts(reached_at) for v in (board, points, start)])
+
+
+def level_leave(cursor: CursorWrapper, *, board: str, points: int, reached_at: datetime) -> None:
+    """The reverse of ``level_join``: the learner moved on, or left the global boards."""
+    starts = slot_starts(reached_at)
+    cursor.execute(_BUCKET_SUB, [board, points])
+    cursor.execute(_SLOT_SUB, [board, points, *starts])
+    cursor.execute(_SLOT_CLEAR, [board, points, *starts])
 
 
 def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
-    """Add points to a learner's row on a board; keep a global board's buckets in step."""
+    """Add points to a learner's row on a board; keep a global board's buckets and slots in step.
+    Runs under the learner's stats lock, so the row read first is the one the upsert replaces."""
     hidden = is_global(board) and not user.on_global_board
     with connection.cursor() as cursor:
+        old_reached = None
+        if is_global(board):
+            cursor.execute(_SCORE_OLD, [board, user.pk])
+            row = cursor.fetchone()
+            old_reached = row[0] if row else None
         cursor.execute(_SCORE_ADD, [board, user.pk, points, at, hidden])
         total, row_hidden = cursor.fetchone()
         if is_global(board) and not row_hidden:
             # Points only grow, so the old bucket is below the new: locks are taken in ascending order.
-            if total - points > 0:
-                cursor.execute(BUCKET_SUB_SQL, [board, total - points])
-            cursor.execute(BUCKET_ADD_SQL, [board, total, 1])
+            if total - points > 0 and old_reached is not None:
+                level_leave(cursor, board=board, points=total - points, reached_at=old_reached)
+            level_join(cursor, board=board, points=total, reached_at=at)
     return int(total)
 
 
@@ -178,6 +216,7 @@ def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
 # ---------------------------------------------------------------------------------------------
 
 _REBUILD = [  # table and column names are ours; values are parameters
+    f"DELETE FROM {_SLOT}",  # noqa: S608
     f"DELETE FROM {_BUCKET}",  # noqa: S608
     f"DELETE FROM {_SCORE}",  # noqa: S608
     # Points are earned at the first solve, so first_solved_at dates them.
@@ -201,9 +240,32 @@ _REBUILD = [  # table and column names are ours; values are parameters
     f"""INSERT INTO {_BUCKET} (board, points, learners)
         SELECT board, points, count(*) FROM {_SCORE}
         WHERE NOT hidden AND board NOT LIKE 'cohort:%' GROUP BY board, points""",  # noqa: S608
+    *(
+        f"""INSERT INTO {_SLOT} (board, points, span, start, learners)
+        SELECT board, points, {span}, date_trunc('{unit}', reached_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', count(*)
+        FROM {_SCORE} WHERE NOT hidden AND board NOT LIKE 'cohort:%' GROUP BY 1, 2, 4"""  # noqa: S608
+        for span, unit in ((ScoreSlot.DAY, "day"), (ScoreSlot.HOUR, "hour"), (ScoreSlot.MINUTE, "minute"))
+    ),
     f"""UPDATE {LearnerStats._meta.db_table} s SET points = t.points
         FROM (SELECT user_id, points FROM {_SCORE} WHERE board = 'all') t WHERE t.user_id = s.user_id""",  # noqa: S608
 ]
+
+
+_SLOTS_FILL = [sql for sql in _REBUILD if sql.lstrip().startswith(f"INSERT INTO {_SLOT}")]
+
+
+@transaction.atomic
+def slots_rebuild() -> int:
+    """Recount the rank slots from the score rows, online: readers go on; a solve that moves a
+    global score waits at its bucket write until this commits. Returns the slot rows written."""
+    if connection.vendor != "postgresql":
+        raise ApplicationError("Rebuilding rank slots needs PostgreSQL.", code="unsupported")
+    with connection.cursor() as cursor:
+        cursor.execute(f"LOCK TABLE {_BUCKET} IN EXCLUSIVE MODE")
+        cursor.execute(f"DELETE FROM {_SLOT}")  # noqa: S608
+        for sql in _SLOTS_FILL:
+            cursor.execute(sql)
+    return ScoreSlot.objects.count()
 
 
 @transaction.atomic
@@ -213,7 +275,7 @@ def scores_rebuild() -> int:
     if connection.vendor != "postgresql":
         raise ApplicationError("Rebuilding scores needs PostgreSQL.", code="unsupported")
     with connection.cursor() as cursor:
-        cursor.execute(f"LOCK TABLE {_SCORE}, {_BUCKET} IN EXCLUSIVE MODE")
+        cursor.execute(f"LOCK TABLE {_SCORE}, {_BUCKET}, {_SLOT} IN EXCLUSIVE MODE")
         for sql in _REBUILD:
             cursor.execute(sql, {"site_tz": settings.TIME_ZONE} if "%(" in sql else None)
     return Score.objects.count()

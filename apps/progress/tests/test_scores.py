@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,7 +11,8 @@ from apps.accounts.models import Role, User
 from apps.exercises.models import Attempt, Workbook
 from apps.learning import services as learning_services
 from apps.progress import selectors, services
-from apps.progress.models import ExerciseProgress, LearnerStats, Score, ScoreBucket
+from apps.progress.models import ExerciseProgress, LearnerStats, Score, ScoreBucket, ScoreSlot
+from apps.progress.services import GLOBAL_ALL
 from apps.progress.tests.conftest import Clock, Solve, gradable
 
 pytestmark = pytest.mark.django_db
@@ -200,10 +201,14 @@ def test_joining_brings_points_to_the_cohort_board_and_leaving_takes_them(
     assert not Score.objects.filter(user=user, board__startswith=f"cohort:{cohort.pk}:").exists()
 
 
-def snapshot() -> tuple[set[tuple[str, int, int, bool]], set[tuple[str, int, int]], dict[int, int]]:
+Snapshot = tuple[set[tuple[str, int, int, bool]], set[tuple[str, int, int]], dict[int, int], set[tuple[object, ...]]]
+
+
+def snapshot() -> Snapshot:
     scores = set(Score.objects.values_list("board", "user_id", "points", "hidden"))
     buckets = set(ScoreBucket.objects.filter(learners__gt=0).values_list("board", "points", "learners"))
-    return scores, buckets, dict(LearnerStats.objects.values_list("user_id", "points"))
+    slots = set(ScoreSlot.objects.values_list("board", "points", "span", "start", "learners"))
+    return scores, buckets, dict(LearnerStats.objects.values_list("user_id", "points")), slots
 
 
 def test_the_incremental_boards_equal_a_rebuild_from_progress(
@@ -220,4 +225,35 @@ def test_the_incremental_boards_equal_a_rebuild_from_progress(
     before = snapshot()
     assert len(before[0]) > 10
     services.scores_rebuild()
+    assert snapshot() == before
+
+
+def test_ranks_in_a_large_tie_are_counted_from_day_hour_and_minute_slots(make_user: Callable[..., User]) -> None:
+    """Learners tied on one score reached it across day, hour and minute boundaries, some in the
+    same second; some moved on, some left the global board and some came back. Every rank read
+    from the slots equals a row-by-row ordering, and the slots equal a recount."""
+    users = [make_user(f"tie{i:02d}") for i in range(36)]
+    start = datetime(2026, 6, 1, 22, 58, 58, tzinfo=UTC)
+    # Offsets in seconds: the same second twice, then across a minute, an hour and a day.
+    offsets = [0, 0, 1, 2, 2, 3, 61, 62, 62, 3601, 3602, 3660, 3661, 3662, 7199, 7200, 7201, 7261]
+    for i, user in enumerate(users):
+        at = start + timedelta(seconds=offsets[i % len(offsets)] + 86400 * (i // len(offsets)))
+        services.score_add(board=GLOBAL_ALL, user=user, points=30, at=at)
+    for user in users[3::7]:  # these move on to a higher score, leaving their slots
+        services.score_add(board=GLOBAL_ALL, user=user, points=5, at=start + timedelta(days=3))
+    for user in users[4::5]:
+        services.profile_update(user=user, on_global_board=False)
+    for user in users[9::10]:
+        services.profile_update(user=user, on_global_board=True)
+    rows = Score.objects.filter(board=GLOBAL_ALL, hidden=False).order_by("-points", "reached_at", "user_id")
+    expected = {row.user_id: rank for rank, row in enumerate(rows, start=1)}
+    assert len({r.points for r in rows}) == 2 and len(expected) > 20
+    for user in users:
+        user.refresh_from_db()
+        own = selectors.board_rank(board=GLOBAL_ALL, user=user)
+        assert (own.entry.rank if own.entry else None) == expected.get(user.pk), user.username
+        assert own.ranked == len(expected)
+    assert ScoreSlot.objects.filter(learners=0).count() == 0  # emptied slots are deleted
+    before = snapshot()
+    services.slots_rebuild()
     assert snapshot() == before
