@@ -113,11 +113,14 @@ def solve_record(*, user: User, exercise: Exercise, progress: ExerciseProgress) 
     stats.time_zone = tz_name
     stats.save(update_fields=["current_streak", "best_streak", "last_day", "solves", "points", "time_zone"])
     _activity_add(user.pk, day, points)
+    moves: list[ScoreMove] = []
     if points:
         boards = [GLOBAL_ALL, global_week_board(at)] + [cohort_week_board(cid, at, ctz) for cid, ctz in memberships]
-        for board in sorted(boards):  # a fixed order: bucket rows are locked in it, so no deadlocks
-            score_add(board=board, user=user, points=points, at=at)
+        moves = [score_upsert(board=board, user=user, points=points, at=at) for board in boards]
     review_solved(exercise=exercise, progress=progress, at=at)
+    # Last, just before the commit: the bucket and slot rows every learner on the board shares,
+    # so their locks are held for as short a time as possible in a deadline burst.
+    levels_move(moves)
     transaction.on_commit(
         lambda: exercise_solved.send(
             solve_record, user_id=user.pk, exercise_id=exercise.pk, workbook_id=exercise.workbook_id
@@ -191,9 +194,21 @@ def level_leave(cursor: CursorWrapper, *, board: str, points: int, reached_at: d
     cursor.execute(_SLOT_CLEAR, [board, points, *starts])
 
 
-def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
-    """Add points to a learner's row on a board; keep a global board's buckets and slots in step.
-    Runs under the learner's stats lock, so the row read first is the one the upsert replaces."""
+@dataclass(frozen=True)
+class ScoreMove:
+    """A learner's row on a board went from ``total - points`` to ``total`` points."""
+
+    board: str
+    total: int
+    points: int
+    at: datetime
+    old_reached: datetime | None
+    visible: bool
+
+
+def score_upsert(*, board: str, user: User, points: int, at: datetime) -> ScoreMove:
+    """Add points to a learner's own row on a board (a row nobody else writes). Runs under the
+    learner's stats lock, so the row read first is the one the upsert replaces."""
     hidden = is_global(board) and not user.on_global_board
     with connection.cursor() as cursor:
         old_reached = None
@@ -203,12 +218,25 @@ def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
             old_reached = row[0] if row else None
         cursor.execute(_SCORE_ADD, [board, user.pk, points, at, hidden])
         total, row_hidden = cursor.fetchone()
-        if is_global(board) and not row_hidden:
-            # Points only grow, so the old bucket is below the new: locks are taken in ascending order.
-            if total - points > 0 and old_reached is not None:
-                level_leave(cursor, board=board, points=total - points, reached_at=old_reached)
-            level_join(cursor, board=board, points=total, reached_at=at)
-    return int(total)
+    return ScoreMove(board, int(total), points, at, old_reached, is_global(board) and not row_hidden)
+
+
+def levels_move(moves: list[ScoreMove]) -> None:
+    """Keep the global boards' buckets and slots in step with the moves: the rows all learners
+    share. A fixed order (board, then points: they only grow, so the old bucket is below the new),
+    so two solves never wait for each other's rows in a cycle."""
+    with connection.cursor() as cursor:
+        for move in sorted((m for m in moves if m.visible), key=lambda m: m.board):
+            if move.total - move.points > 0 and move.old_reached is not None:
+                level_leave(cursor, board=move.board, points=move.total - move.points, reached_at=move.old_reached)
+            level_join(cursor, board=move.board, points=move.total, reached_at=move.at)
+
+
+def score_add(*, board: str, user: User, points: int, at: datetime) -> int:
+    """Add points to a learner's row on a board; keep a global board's buckets and slots in step."""
+    move = score_upsert(board=board, user=user, points=points, at=at)
+    levels_move([move])
+    return move.total
 
 
 # ---------------------------------------------------------------------------------------------

@@ -201,7 +201,9 @@ def test_joining_brings_points_to_the_cohort_board_and_leaving_takes_them(
     assert not Score.objects.filter(user=user, board__startswith=f"cohort:{cohort.pk}:").exists()
 
 
-Snapshot = tuple[set[tuple[str, int, int, bool]], set[tuple[str, int, int]], dict[int, int], set[tuple[object, ...]]]
+Snapshot = tuple[
+    set[tuple[str, int, int, bool]], set[tuple[str, int, int]], dict[int, int], set[tuple[str, int, int, datetime, int]]
+]
 
 
 def snapshot() -> Snapshot:
