@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from django.core.cache import cache as django_cache
@@ -41,14 +41,40 @@ def content_hash(spec_json: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(spec_json, sort_keys=True).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
 class Rendered:
-    prompt_html: str
-    explanation_html: str
-    hints_html: list[str]
-    options_html: list[str]
-    options_feedback_html: list[str]
-    steps_html: dict[str, str]
+    """A resolved version's text fields as HTML, each rendered the first time it is read: an
+    exercise page needs the prompt and the options, the explanation and the options' feedback only
+    once the solution is shown. A learner's first visit to a varying exercise rendered all six,
+    most of its cost in a burst (bench/burst.py). Shared read-only by the requests of a process."""
+
+    __slots__ = ("__dict__", "_scope", "_spec")
+
+    def __init__(self, spec: ExerciseSpec, scope: Any) -> None:
+        self._spec, self._scope = spec, scope
+
+    @cached_property
+    def prompt_html(self) -> str:
+        return render(self._spec.prompt, self._scope)
+
+    @cached_property
+    def explanation_html(self) -> str:
+        return render(self._spec.explanation, self._scope)
+
+    @cached_property
+    def hints_html(self) -> list[str]:
+        return [render(h, self._scope) for h in self._spec.hints]
+
+    @cached_property
+    def options_html(self) -> list[str]:
+        return [render(o.text, self._scope) for o in self._spec.options or []]
+
+    @cached_property
+    def options_feedback_html(self) -> list[str]:
+        return [render(o.feedback, self._scope) for o in self._spec.options or []]
+
+    @cached_property
+    def steps_html(self) -> dict[str, str]:
+        return {s.id: render(s.text, self._scope) for s in self._spec.steps or []}
 
 
 class _LRU(OrderedDict[tuple[Any, ...], Any]):
@@ -84,15 +110,7 @@ def resolved(version: VersionLike, variant: Variant | None = None) -> ResolvedEx
 def rendered(version: VersionLike, variant: Variant | None = None) -> Rendered:
     def make() -> Rendered:
         r = resolved(version, variant)
-        spec, scope = r.spec, r.scope
-        return Rendered(
-            prompt_html=render(spec.prompt, scope),
-            explanation_html=render(spec.explanation, scope),
-            hints_html=[render(h, scope) for h in spec.hints],
-            options_html=[render(o.text, scope) for o in spec.options or []],
-            options_feedback_html=[render(o.feedback, scope) for o in spec.options or []],
-            steps_html={s.id: render(s.text, scope) for s in spec.steps or []},
-        )
+        return Rendered(r.spec, r.scope)
 
     key = (version.pk, version.content_hash, _numbers(variant))
     return _rendered.get_or_make(key, make)  # type: ignore[no-any-return]

@@ -145,6 +145,7 @@ _CHAR_REF = re.compile(r"&amp;(#x[0-9A-Fa-f]+;)")
 _MN_GROUP = re.compile(r"<mn>([\d,.]+)</mn><mo>&#x0002C;</mo><mn>(\d{3}(?:[.,]\d+)?)</mn>")
 
 
+@lru_cache(maxsize=8192)  # pure: a formula with no learner number is the same for everyone
 def _mathml(latex: str, *, display: bool) -> str:
     try:
         element = convert_to_element(latex, display="block" if display else "inline")
