@@ -100,6 +100,21 @@ def cohort_generate(
     *, name: str, learners: int, sizes: dict[str, Any], instructor: Any, exercises: list[Any], rng: random.Random
 ) -> int:
     """A cohort of ``learners`` with its assessments, instances, answers and overrides, set-based."""
+    from apps.progress.models import Membership
+    from apps.progress.services import cohorts as cohort_services
+
+    cohort = cohort_services.cohort_create(instructor=instructor, name=name)
+    users = users_bulk(name, learners)
+    Membership.objects.bulk_create([Membership(cohort=cohort, user=u) for u in users])
+    assessments_generate(cohort=cohort, users=users, sizes=sizes, instructor=instructor, exercises=exercises, rng=rng)
+    return int(cohort.pk)
+
+
+def assessments_generate(
+    *, cohort: Any, users: list[Any], sizes: dict[str, Any], instructor: Any, exercises: list[Any], rng: random.Random
+) -> None:
+    """``sizes["assessments"]`` assessments of ``cohort`` with the instances, answers and overrides of
+    ``users`` (its members), set-based (also bench/leaderboard.py's, on a cohort it generated)."""
     from apps.assessments.models import (
         Assessment,
         Instance,
@@ -110,12 +125,7 @@ def cohort_generate(
         ScoreOverride,
         Submission,
     )
-    from apps.progress.models import Membership
-    from apps.progress.services import cohorts as cohort_services
 
-    cohort = cohort_services.cohort_create(instructor=instructor, name=name)
-    users = users_bulk(name, learners)
-    Membership.objects.bulk_create([Membership(cohort=cohort, user=u) for u in users])
     now = datetime.now().astimezone()
     n = sizes["assessments"]
     assessments = []
@@ -214,7 +224,6 @@ def cohort_generate(
         [ScoreOverride(instance=i, score=i.score_override, previous=i.score, reason="Regraded by hand", by=instructor)
          for i in instances if i.score_override is not None]
     )  # fmt: skip
-    return int(cohort.pk)
 
 
 def exam_generate(*, instructor: Any, exercise: Any) -> tuple[Any, Any, Any]:
