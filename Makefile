@@ -10,7 +10,7 @@ export REDIS_PORT ?= 63799
 TEST_ENV := DATABASE_URL=postgres://mlsys@127.0.0.1:$(PG_PORT)/mlsys REDIS_URL=redis://127.0.0.1:$(REDIS_PORT)/0 \
 	SANDBOX_IMAGE=$$(cat var/sandbox-image)
 
-.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench sandbox-image gvisor stack stack-down
+.PHONY: run test lint typecheck check-content pytest services services-stop venv venv-dev clean bench bench-burst bench-growth sandbox-image gvisor stack stack-down
 
 ## The virtualenv: built once per lock file in the machine's cache, .venv links it (scripts/venv.sh).
 venv:
@@ -85,9 +85,14 @@ bench: venv-dev services sandbox-image gvisor
 	$(TEST_ENV) $(PY) bench/item_analysis.py
 	$(PY) bench/content_dev.py
 
-## make bench-burst: the deadline burst (bench/burst.py; ~4 min, both cores); BURST_ARGS=--quick for a short run
+## make bench-burst: the deadline burst, on fixed numbers and on learners' own (bench/burst.py; ~10 min, both cores); BURST_ARGS=--quick for a short run
 bench-burst: venv-dev services sandbox-image
 	$(TEST_ENV) $(PY) bench/burst.py $(BURST_ARGS)
+
+## make bench-growth: the boards, reviews, overview and gradebook at 10k, 100k and 1M learners, charted
+## in docs/growth.svg (bench/growth.py; the 1M database alone takes ~25 min to generate, then is kept)
+bench-growth: venv-dev services
+	$(TEST_ENV) $(PY) bench/growth.py $(GROWTH_ARGS)
 
 clean:
 	bash scripts/services.sh stop || true

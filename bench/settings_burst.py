@@ -13,6 +13,13 @@ https://www.postgresql.org/docs/15/runtime-config-client.html#GUC-LOCK-TIMEOUT
 https://www.postgresql.org/docs/15/runtime-config-locks.html#GUC-DEADLOCK-TIMEOUT
 """
 
+import atexit
+import cProfile
+import os
+import time
+from pathlib import Path
+from typing import Any
+
 from config.env import env
 from config.settings.test import *  # noqa: F403
 
@@ -27,3 +34,60 @@ DATABASES["default"]["OPTIONS"] = {  # noqa: F405
 DATABASES["default"]["CONN_MAX_AGE"] = 60  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
 ALLOWED_HOSTS = ["127.0.0.1"]
+
+# ---- profiling (bench/burst.py --profile) ---------------------------------------------------------
+# With BENCH_PROFILE_DIR set, each web process profiles the two requests of the variant path under
+# cProfile (the exercise's GET and the grading POST, as the first middleware: authentication and
+# all) and writes its statistics there every 50 requests of a kind, and at exit. The clock is the
+# process's CPU time, so that a busy machine (other processes running in between) does not
+# inflate it: waits (SQL round trips, Redis) count only the CPU they use in this process.
+# Deterministic profiling roughly doubles the time of Python-heavy code: a profiled run is for
+# where the time goes, never for the latencies reported.
+PROFILE_DIR = env.str("BENCH_PROFILE_DIR", default="")
+
+
+class ProfileVariantPath:
+    """Django middleware: cProfile around the exercise GET and the attempt POST, per process."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self.profiles: dict[str, cProfile.Profile] = {}
+        self.counts: dict[str, int] = {}
+        atexit.register(self.dump)
+
+    @staticmethod
+    def kind(request: Any) -> str | None:
+        path = request.path
+        if "/exercises/" not in path:
+            return None
+        if request.method == "POST" and path.endswith("/attempts/"):
+            return "post"
+        if request.method == "GET" and path.count("/") == 7:  # /api/v1/workbooks/<slug>/exercises/<number>/
+            return "get"
+        return None
+
+    def __call__(self, request: Any) -> Any:
+        kind = self.kind(request)
+        if kind is None:
+            return self.get_response(request)
+        profile = self.profiles.setdefault(kind, cProfile.Profile(time.process_time))
+        profile.enable()
+        try:
+            return self.get_response(request)
+        finally:
+            profile.disable()
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            if self.counts[kind] % 50 == 0:
+                self.dump()
+
+    def dump(self) -> None:
+        for kind, profile in self.profiles.items():
+            profile.dump_stats(Path(PROFILE_DIR) / f"{kind}-{os.getpid()}-{self.counts.get(kind, 0)}.prof")
+            # Each dump holds everything so far: older ones of this process are superseded.
+            for old in Path(PROFILE_DIR).glob(f"{kind}-{os.getpid()}-*.prof"):
+                if old.name != f"{kind}-{os.getpid()}-{self.counts.get(kind, 0)}.prof":
+                    old.unlink(missing_ok=True)
+
+
+if PROFILE_DIR:
+    MIDDLEWARE = ["bench.settings_burst.ProfileVariantPath", *MIDDLEWARE]  # noqa: F405
