@@ -141,30 +141,35 @@ def attempt_get(*, user: User, attempt_id: int) -> Attempt:
         raise Http404("No such attempt.") from None
 
 
+# The exercise page's reads of one attempt are plain statements mapped by ``raw()``: composing
+# them with the ORM cost more Python than PostgreSQL's work on them (bench/pages.py).
+_LAST_CODE_SQL = f"""SELECT * FROM {Attempt._meta.db_table}
+WHERE user_id = %s AND exercise_id = %s AND part = %s
+ORDER BY created_at DESC, id DESC LIMIT 1"""  # noqa: S608 - table names are ours, values are parameters
+
+
 def last_code_attempt(*, user: User, exercise: Exercise) -> Attempt | None:
     """The caller's latest code submission on an exercise (a Build's code, a Debug's fix), on any
     version and whatever its outcome (queued, graded, or not graded for a sandbox fault): the code
     they last sent is theirs to carry on from. Code does not vary with a learner's numbers, so
     there is no round to match. One query, on the (user, exercise, created_at) index."""
-    return attempt_list(user=user, exercise=exercise).filter(part=AttemptPart.CODE).first()
+    found = next(iter(Attempt.objects.raw(_LAST_CODE_SQL, [user.pk, exercise.pk, AttemptPart.CODE.value])), None)
+    if found is not None:
+        found.exercise = exercise
+    return found
+
+
+_LAST_ANSWER_SQL = f"""SELECT id, parsed, details, verdict, part FROM {Attempt._meta.db_table}
+WHERE user_id = %s AND version_id = %s AND round = %s AND status = %s AND part IN (%s, %s)
+ORDER BY created_at DESC, id DESC LIMIT 1"""  # noqa: S608 - table names are ours, values are parameters
 
 
 def last_answer(*, user_id: int, version: ExerciseVersion, round: int) -> Attempt | None:  # noqa: A002 - the word
     """The learner's latest graded answer to a version on one round of numbers, or None: what a
     solution shows beside the correct one (their choice, order, lines, cells). Code is left out
-    (a Debug's lines are its answer here). One query."""
-    return (
-        Attempt.objects.filter(
-            user_id=user_id,
-            version=version,
-            round=round,
-            status=AttemptStatus.GRADED,
-            part__in=[AttemptPart.WHOLE, AttemptPart.LINES],
-        )
-        .only("id", "parsed", "details", "verdict", "part")
-        .order_by("-created_at", "-id")
-        .first()
-    )
+    (a Debug's lines are its answer here). One query; the attempt's other fields are deferred."""
+    params = [user_id, version.pk, round, AttemptStatus.GRADED.value, AttemptPart.WHOLE.value, AttemptPart.LINES.value]
+    return next(iter(Attempt.objects.raw(_LAST_ANSWER_SQL, params)), None)
 
 
 def latest_values(*, user_id: int, version: ExerciseVersion, limit: int = 20) -> dict[str, float]:

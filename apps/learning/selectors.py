@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db import connection
+from django.utils import timezone
+
 from apps.accounts.models import User
 from apps.exercises import selectors as exercise_selectors
 from apps.exercises.content import cache, variants
@@ -16,7 +19,9 @@ from apps.exercises.models import Attempt, Chapter, Exercise, ExerciseVersion, V
 from apps.exercises.selectors import Counts
 from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
-from apps.progress.models import ExerciseProgress
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, Membership
+from apps.progress.selectors.cohorts import workbook_cell
+from apps.progress.selectors.due import Due
 
 
 def state_of(progress: ExerciseProgress | None) -> ExerciseProgress:
@@ -98,7 +103,7 @@ def learner_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersio
     if spec.vary is None:
         return _knowing(variants.SEED, user_id=user_id, exercise=exercise, version=version, round=round)
     seed, offset = progress_selectors.numbers_seed(user_id=user_id, workbook_id=exercise.workbook_id)
-    found = variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
+    found = cache.drawn(version, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
     return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round)
 
 
@@ -125,7 +130,7 @@ def current_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersio
     if spec.vary is None:
         return variants.SEED
     round_, seed, offset = progress_selectors.learner_numbers(user_id=user_id, exercise=exercise)
-    found = variants.variant(spec, seed=seed, chapter=exercise.chapter_id, round=max(0, round_ + offset))
+    found = cache.drawn(version, seed=seed, chapter=exercise.chapter_id, round=max(0, round_ + offset))
     return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round_)
 
 
@@ -220,12 +225,94 @@ def chapter_page(*, user: User | None, workbook: Workbook, chapter: Chapter) -> 
 def exercise_page(*, user: User, exercise: Exercise) -> ExercisePage:
     version = exercise.current_version
     assert version is not None
-    progress = state_of(progress_selectors.progress_get(user=user, exercise=exercise))
-    previous, following = exercise_selectors.neighbours(exercise=exercise)
-    variant = learner_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
+    progress = state_of(progress_row(user_id=user.pk, exercise_id=exercise.pk))
+    previous, following = _neighbours(exercise)
+    variant = _page_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
     last_code = (
         exercise_selectors.last_code_attempt(user=user, exercise=exercise)
         if cache.resolved(version).spec.code is not None
         else None
     )
     return ExercisePage(exercise, progress, version, previous, following, user.pk, variant, last_code)
+
+
+# ---- the reads of the two pages learners load most (bench/pages.py) ------------------------------
+# Composing each of these with the ORM cost more Python than PostgreSQL's work on them (1-2 ms a
+# query on the exercise and workbook pages): they are plain statements, mapped by ``raw()`` (which
+# applies the fields' converters, so SQLite reads them alike) or read as plain values.
+
+_PROGRESS = ExerciseProgress._meta.db_table
+
+
+def progress_row(*, user_id: int, exercise_id: int) -> ExerciseProgress | None:
+    """The learner's progress row on an exercise, or None (one query)."""
+    sql = f"SELECT * FROM {_PROGRESS} WHERE user_id = %s AND exercise_id = %s"  # noqa: S608 - our table
+    return next(iter(ExerciseProgress.objects.raw(sql, [user_id, exercise_id])), None)
+
+
+def workbook_progress(*, user_id: int, workbook_id: int) -> dict[int, ExerciseProgress]:
+    """The learner's progress rows in a workbook by exercise id, retired exercises' too (one query,
+    on the (user, workbook) index)."""
+    sql = f"SELECT * FROM {_PROGRESS} WHERE user_id = %s AND workbook_id = %s"  # noqa: S608 - our table
+    return {p.exercise_id: p for p in ExerciseProgress.objects.raw(sql, [user_id, workbook_id])}
+
+
+_DUE_SQL = f"""SELECT a.cohort_id, c.name, c.time_zone, a.due_on FROM {CohortWorkbook._meta.db_table} a
+  JOIN {Cohort._meta.db_table} c ON c.id = a.cohort_id
+  JOIN {Membership._meta.db_table} m ON m.cohort_id = a.cohort_id
+WHERE m.user_id = %s AND a.workbook_id = %s AND a.due_on IS NOT NULL
+ORDER BY a.due_on, c.name, a.cohort_id"""  # noqa: S608 - table names are ours, values are parameters
+
+
+def workbook_due(*, user_id: int, workbook: Workbook, solved: int, total: int, at: datetime | None = None) -> list[Due]:
+    """``progress.selectors.learner_due`` for one workbook whose counts the caller has (the
+    workbook page: the learner's solved active exercises, and the active exercises): only the
+    learner's cohorts' due dates are read, in one query. Each is decided by ``workbook_cell``."""
+    at = at or timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(_DUE_SQL, [user_id, workbook.pk])
+        rows = cursor.fetchall()
+    found = []
+    for cohort_id, name, zone, due_on in rows:
+        today = at.astimezone(ZoneInfo(zone)).date()
+        assignment = CohortWorkbook(cohort_id=cohort_id, workbook=workbook, due_on=due_on)
+        cell = workbook_cell(assignment, solved=solved, total=total, today=today)
+        found.append(Due(cohort_id, name, zone, workbook.pk, workbook.title, cell, today))
+    return found
+
+
+_RECENT_SQL = f"""SELECT a.*, v.version AS version_number FROM {Attempt._meta.db_table} a
+  JOIN {ExerciseVersion._meta.db_table} v ON v.id = a.version_id
+WHERE a.user_id = %s AND a.exercise_id = %s
+ORDER BY a.created_at DESC, a.id DESC LIMIT %s"""  # noqa: S608 - table names are ours, values are parameters
+
+
+def recent_attempts(*, user_id: int, exercise: Exercise, limit: int = 5) -> list[Attempt]:
+    """``exercises.selectors.attempt_list`` of one exercise, its ``limit`` newest, in one query:
+    each with ``exercise`` (this one) and its version's number (its other fields load if read)."""
+    found = list(Attempt.objects.raw(_RECENT_SQL, [user_id, exercise.pk, limit]))
+    for a in found:
+        a.exercise = exercise
+        number = a.version_number  # type: ignore[attr-defined] # selected beside the attempt's columns
+        a.version = ExerciseVersion.from_db(a._state.db, ["id", "version"], [a.version_id, number])
+    return found
+
+
+def _neighbours(exercise: Exercise) -> tuple[str | None, str | None]:
+    """``exercises.selectors.neighbours``, kept on the instance. The exercise page's instance is
+    the per-process one of ``exercises.selectors.exercise_get``, replaced on every content write:
+    the workbook's order is read once per exercise and content generation, not per request."""
+    memo: tuple[str | None, str | None] | None = exercise.__dict__.get("_page_neighbours")
+    if memo is None:
+        memo = exercise.__dict__["_page_neighbours"] = exercise_selectors.neighbours(exercise=exercise)
+    return memo
+
+
+def _page_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersion, round: int) -> Variant:  # noqa: A002
+    """``learner_variant`` with whose numbers read in one plain statement (``learner_numbers``)."""
+    spec = cache.resolved(version).spec
+    if spec.vary is None:
+        return _knowing(variants.SEED, user_id=user_id, exercise=exercise, version=version, round=round)
+    _, seed, offset = progress_selectors.learner_numbers(user_id=user_id, exercise=exercise)
+    found = cache.drawn(version, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
+    return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round)

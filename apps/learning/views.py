@@ -23,12 +23,10 @@ from apps.exercises.choices import AttemptPart, Verdict
 from apps.exercises.content import cache
 from apps.exercises.content.plain import tex_plain
 from apps.exercises.content.render import RenderError
-from apps.exercises.content.render import render as render_md
 from apps.exercises.content.resolve import ContentError
 from apps.exercises.grading.formula import FormulaError
 from apps.exercises.models import Attempt, Exercise
-from apps.exercises.selectors import chapter_scope
-from apps.learning import gates, services
+from apps.learning import gates, outlines, services
 from apps.learning import selectors as learning_selectors
 from apps.learning.serializers import AttemptOut, ExerciseDetailOut
 from apps.precheck import selectors as precheck_selectors
@@ -107,41 +105,35 @@ def workbook(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _workbook(request: HttpRequest, slug: str, dev: dict[str, Any] | None) -> HttpResponse:
     user = request_user(request)
-    wb = selectors.workbook_get(slug=slug)
-    exercises = list(selectors.exercise_list(workbook=wb))
-    progress = progress_selectors.progress_map(user=user, exercises=exercises)
-    listed = progress_selectors.chapter_list(workbook=wb, user=user)
-    # Rows as plain dicts, and each link as the workbook's URL plus the number (what
-    # `web:exercise` reverses to): a reverse() and a dozen attribute lookups per row were half
-    # of this page's time (bench/pages.py).
-    base = reverse("web:workbook", args=[wb.slug])
-    rows: dict[int, list[dict[str, Any]]] = {chapter.pk: [] for chapter, _ in listed}
-    for e in exercises:
-        p = progress.get(e.pk)
-        state = "solved" if p and p.solved else "revealed" if p and p.revealed else "tried" if p and p.attempts else ""
-        rows.setdefault(e.chapter_id, []).append(
+    # The workbook, its chapters and exercises are the same for everyone: read and rendered once
+    # per content generation (learning.outlines). Only the learner's own rows are read here.
+    outline = outlines.workbook_outline(slug=slug)
+    progress = learning_selectors.workbook_progress(user_id=user.pk, workbook_id=outline.workbook.pk)
+    chapters = []
+    solved_total = 0
+    for item in outline.chapters:
+        rows, solved = [], 0
+        for row in item.rows:
+            p = progress.get(row["id"])
+            state = ""
+            if p is not None:
+                solved += p.solved
+                state = "solved" if p.solved else "revealed" if p.revealed else "tried" if p.attempts else ""
+            rows.append({**row, "state": state, "attempts": p.attempts if p else 0})
+        solved_total += solved
+        chapters.append(
             {
-                "url": f"{base}{e.number}/",
-                "number": e.number,
-                "title": e.title,
-                "kind": e.kind,
-                "kind_label": e.get_kind_display(),
-                "state": state,
-                "attempts": p.attempts if p else 0,
+                "chapter": item.chapter,
+                "counts": selectors.Counts(item.total, solved),
+                "intro_html": item.intro_html,
+                "exercises": rows,
             }
         )
-    chapters = [
-        {
-            "chapter": chapter,
-            "counts": counts,
-            "intro_html": render_md(chapter.intro, chapter_scope(chapter)),
-            "exercises": rows[chapter.pk],
-        }
-        for chapter, counts in listed
-    ]
-    counts = selectors.Counts(sum(c.total for _, c in listed), sum(c.solved for _, c in listed))
-    due = progress_selectors.learner_due(user=user, workbook=wb)
-    context = {"workbook": wb, "chapters": chapters, "counts": counts, "due": due}
+    counts = selectors.Counts(outline.total, solved_total)
+    due = learning_selectors.workbook_due(
+        user_id=user.pk, workbook=outline.workbook, solved=solved_total, total=outline.total
+    )
+    context = {"workbook": outline.workbook, "chapters": chapters, "counts": counts, "due": due}
     if dev is not None:
         context["content_dev"] = dev
     return render(request, "exercises/workbook.html", context)
@@ -249,7 +241,7 @@ def _exercise(request: HttpRequest, user: User, ex: Exercise, dev: dict[str, Any
         page = dataclasses.replace(page, moved=learning_selectors.moved_numbers(page, request.GET["moved"]))
     data = represent(ExerciseDetailOut, page)
     fmt = formats.get(ex.format)
-    recent = represent_many(AttemptOut, list(selectors.attempt_list(user=user, exercise=ex)[:5]))
+    recent = represent_many(AttemptOut, learning_selectors.recent_attempts(user_id=user.pk, exercise=ex))
     context = {
         "exercise": ex,
         "data": data,

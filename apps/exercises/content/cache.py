@@ -21,6 +21,7 @@ from django.db import transaction
 from redis.exceptions import RedisError
 
 from apps.core.redis import full_key, shared_client
+from apps.exercises.content import variants
 from apps.exercises.content.refs import spec_refs
 from apps.exercises.content.render import render
 from apps.exercises.content.resolve import ResolvedExercise, resolve
@@ -97,6 +98,19 @@ def _numbers(variant: Variant | None) -> tuple[Any, ...]:
         return ()
     numbers = () if variant.is_seed else (variant.values, variant.labels)
     return (*numbers, variant.known) if variant.known else numbers
+
+
+_drawn = _LRU()
+
+
+def drawn(version: VersionLike, *, seed: str, chapter: int, round: int) -> Variant:  # noqa: A002 - the word
+    """``variants.variant`` of a version's spec, kept per process: drawing a learner's numbers walks
+    the givens' space (milliseconds of Python), and a learner answers and reloads the same numbers
+    until they ask for new ones (bench/burst.py, on learners' own numbers)."""
+    key = (version.pk, version.content_hash, seed, chapter, round)
+    return _drawn.get_or_make(  # type: ignore[no-any-return]
+        key, lambda: variants.variant(resolved(version).spec, seed=seed, chapter=chapter, round=round)
+    )
 
 
 def resolved(version: VersionLike, variant: Variant | None = None) -> ResolvedExercise:

@@ -32,12 +32,14 @@ pytestmark = pytest.mark.django_db
 WB = "/w/transformer-math/"
 # Every page's navigation: the learner's reviews due today, one query (learning.selectors.nav_reviews_due).
 NAV_QUERIES = 1
-# Session, user, then the page's own: workbook, its exercises, the learner's progress rows,
-# chapters with their totals, solved counts per chapter, the learner's due dates for it.
-WORKBOOK_QUERIES = 8 + NAV_QUERIES
-# Session, user, then: the learner's progress row, the workbook's order (previous/next), the
-# five latest attempts. (The exercise itself is cached per process: selectors.exercise_get.)
-EXERCISE_QUERIES = 5 + NAV_QUERIES
+# Session, user, then the page's own: the learner's progress rows in the workbook, the learner's
+# due dates for it. (The workbook, its chapters with their totals and its exercises are read once
+# per process and content generation: learning.outlines.)
+WORKBOOK_QUERIES = 4 + NAV_QUERIES
+# Session, user, then: the learner's progress row, the five latest attempts. (The exercise and
+# the workbook's order, previous/next, are read once per process and content generation:
+# selectors.exercise_get, learning.selectors.exercise_page.)
+EXERCISE_QUERIES = 4 + NAV_QUERIES
 # An exercise whose numbers vary per learner reads whose numbers they are (a cohort may share them).
 VARYING_EXTRA = 1
 # An exercise that takes code (a Build, a Debug's fix) reads the learner's last submission: the
@@ -204,7 +206,8 @@ def test_exercise_page_queries_do_not_grow_with_attempts_or_hints(
 def test_exercise_page_queries_do_not_grow_with_the_workbook(
     spec: WorkbookSpec, make_user: Callable[..., User], django_assert_num_queries: AssertNumQueries
 ) -> None:
-    """Previous/next navigation reads the workbook's order: one query at N or 2N exercises."""
+    """Previous/next navigation reads the workbook's order once per content generation: the same
+    queries at N or 2N exercises."""
     client = login(make_user())
     services.workbook_sync(spec=restamped(spec, "query-count", 1))
     single = page_queries(client, "/w/query-count/4.2/")
