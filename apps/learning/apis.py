@@ -17,6 +17,7 @@ from apps.core.pagination import PAGE_PARAMETERS, Pagination, paginated
 from apps.core.request import request_user
 from apps.core.serializers import ErrorOut, represent, represent_many
 from apps.core.throttling import FixedWindowScopedThrottle
+from apps.core.validation import validated
 from apps.exercises import formats, selectors
 from apps.exercises import services as exercise_services
 from apps.exercises.models import Exercise
@@ -154,9 +155,8 @@ class ExerciseAttemptsApi(APIView):
     def post(self, request: Request, slug: str, number: str) -> Response:
         user = request_user(request)
         exercise = _exercise(slug, number)
-        body = formats.get(exercise.format).answer_in(data=request.data)
-        body.is_valid(raise_exception=True)
-        outcome = services.attempt_create(user=user, exercise=exercise, payload=dict(body.validated_data))
+        payload = validated(formats.get(exercise.format).answer_in, request.data)
+        outcome = services.attempt_create(user=user, exercise=exercise, payload=payload)
         attempt, progress = outcome.attempt, outcome.progress
         if outcome.pending:
             # Queued for the sandbox; a worker may have claimed it already: read back what is known now.

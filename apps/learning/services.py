@@ -62,6 +62,14 @@ from apps.learning import selectors as learning_selectors
 from apps.progress import selectors as progress_selectors
 from apps.progress import services as progress_services
 from apps.progress.models import ExerciseProgress
+from apps.progress.selectors.learner import (
+    LearnerNumbers,
+    learner_numbers_now,
+    learner_numbers_remember,
+    learner_numbers_remembered,
+    learner_numbers_unchanged,
+)
+from apps.progress.services.attempts import AttemptGuard
 from apps.sandbox import selectors
 from apps.sandbox.pool import PooledRunner, Profile
 from apps.sandbox.runner import Runner, SandboxUnavailable
@@ -418,27 +426,38 @@ def _attempt_insert(a: Attempt) -> progress_services.AttemptInsert:
     return progress_services.AttemptInsert(_ATTEMPT_INSERT, params)
 
 
-def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
-    """Grade and record an attempt, and update the learner's progress in the same transaction.
+def _recorded(
+    attempt: Attempt, part_bit: int, all_parts: int, guard: AttemptGuard | None = None
+) -> tuple[ExerciseProgress, bool] | None:
+    """Store a graded attempt and count it (None: ``guard`` did not hold, nothing was written)."""
+    if connection.vendor == "postgresql":
+        insert = _attempt_insert(attempt)
+        return progress_services.attempt_record(
+            attempt=attempt, insert=insert, part_bit=part_bit, all_parts=all_parts, guard=guard
+        )
+    with transaction.atomic():
+        attempt.save()
+        return progress_services.attempt_count(attempt=attempt, part_bit=part_bit, all_parts=all_parts)
 
-    Code (a Build, or a Debug's fix) is queued for the sandbox instead: the attempt comes back
-    ``queued`` and is counted when a worker grades it.
-    """
-    version = exercise.current_version
-    if version is None:
-        raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
-    gates.practice_check(user=user, exercise_id=exercise.pk)
-    spec = cache.resolved(version).spec
-    part = parts.part_of(spec, payload)
-    if part == AttemptPart.CODE:
-        queued = code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
-        return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
-    variant = learning_selectors.current_variant(user_id=user.pk, exercise=exercise, version=version)
+
+def _variant_on(version: ExerciseVersion, numbers: LearnerNumbers, *, chapter: int) -> variants.Variant:
+    return cache.drawn(version, seed=numbers.seed, chapter=chapter, round=max(0, numbers.round + numbers.offset))
+
+
+def _graded(
+    user: User, exercise: Exercise, version: ExerciseVersion, part: str, payload: dict[str, Any],
+    numbers: LearnerNumbers | None,
+) -> Attempt:  # fmt: skip
+    """The attempt graded on ``numbers`` (None: on the learner's variant read now), unsaved."""
+    if numbers is None:
+        variant = learning_selectors.current_variant(user_id=user.pk, exercise=exercise, version=version)
+    else:
+        variant = _variant_on(version, numbers, chapter=exercise.chapter_id)
     result = exercise_services.grade_payload(version=version, user_id=user.pk, payload=payload, variant=variant)
     details = result.details
     if not variant.is_seed:  # the numbers it answered, so it can be shown as the learner saw it
         details = {**details, "variant": variants.record(variant)}
-    attempt = Attempt(
+    return Attempt(
         round=variant.round,
         user=user,
         exercise=exercise,
@@ -454,17 +473,43 @@ def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -
         details=details,
         created_at=timezone.now(),
     )
+
+
+def attempt_create(*, user: User, exercise: Exercise, payload: dict[str, Any]) -> AttemptOutcome:
+    """Grade and record an attempt, and update the learner's progress in the same transaction.
+
+    Code (a Build, or a Debug's fix) is queued for the sandbox instead: the attempt comes back
+    ``queued`` and is counted when a worker grades it.
+    """
+    version = exercise.current_version
+    if version is None:
+        raise ApplicationError("This exercise has no content yet.", code="not_ready", status_code=409)
+    gates.practice_check(user=user, exercise_id=exercise.pk)
+    spec = cache.resolved(version).spec
+    part = parts.part_of(spec, payload)
+    if part == AttemptPart.CODE:
+        queued = code_attempt_submit(user=user, exercise=exercise, version=version, payload=payload)
+        return AttemptOutcome(attempt=queued, progress=None, first_solve=False)
     part_bit, all_parts = parts.bit(spec, part), parts.all_bits(spec)
-    if connection.vendor == "postgresql":
-        progress, first_solve = progress_services.attempt_record(
-            attempt=attempt, insert=_attempt_insert(attempt), part_bit=part_bit, all_parts=all_parts
-        )
-    else:
-        with transaction.atomic():
-            attempt.save()
-            progress, first_solve = progress_services.attempt_count(
-                attempt=attempt, part_bit=part_bit, all_parts=all_parts
-            )
+    # A varying exercise: the numbers the learner answered on last, if this process remembers
+    # them, checked by the attempt's own statement (no read first). When they moved, nothing is
+    # written and the answer is graded again on the numbers read now.
+    plain = spec.vary is not None and not cache.references(version) and connection.vendor == "postgresql"
+    numbers = learner_numbers_remembered(user_id=user.pk, exercise_id=exercise.pk) if plain else None
+    recorded = None
+    if numbers is not None:
+        attempt = _graded(user, exercise, version, part, payload, numbers)
+        unchanged = AttemptGuard(*learner_numbers_unchanged(user_id=user.pk, exercise=exercise, numbers=numbers))
+        recorded = _recorded(attempt, part_bit, all_parts, guard=unchanged)
+    if recorded is None:
+        numbers = learner_numbers_now(user_id=user.pk, exercise=exercise) if plain else None
+        attempt = _graded(user, exercise, version, part, payload, numbers)
+        recorded = _recorded(attempt, part_bit, all_parts)
+        assert recorded is not None
+    progress, first_solve = recorded
+    if numbers is not None:
+        numbers = numbers._replace(round=progress.round)
+        learner_numbers_remember(user_id=user.pk, exercise_id=exercise.pk, numbers=numbers)
     logger.info(
         "attempt graded",
         extra={"user_id": user.pk, "exercise_id": exercise.pk, "attempt_id": attempt.pk, "verdict": attempt.verdict},

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from apps.accounts.models import User
+from apps.accounts.models import Role, User
 from apps.core.exceptions import ApplicationError
 from apps.exercises import services
 from apps.exercises.content.loader import Expected, load_workbook
@@ -18,7 +19,8 @@ from apps.exercises.models import Attempt, Exercise, Verdict
 from apps.exercises.tests import content
 from apps.exercises.tests.answers import correct_payload, on_seed_numbers
 from apps.learning import services as learning_services
-from apps.progress.models import ExerciseProgress
+from apps.progress.models import Cohort, CohortWorkbook, ExerciseProgress, Membership
+from apps.progress.selectors import learner
 from apps.sandbox import selectors as sandbox_selectors
 from apps.sandbox.cache import CachedRunner, default_directory
 
@@ -179,7 +181,9 @@ def test_hints_come_one_at_a_time(student: User) -> None:
 
 def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User) -> None:
     ex = exercise("0.1")
+    learner.learner_numbers_remember(user_id=student.pk, exercise_id=ex.pk, numbers=None)  # a fresh process
     learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # warm caches and progress row
+    learner.learner_numbers_remember(user_id=student.pk, exercise_id=ex.pk, numbers=None)
     with CaptureQueriesContext(connection) as queries:
         learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "2"})
     # 0.1 varies per learner: one read of whose numbers and which round (learner_numbers). Then, on
@@ -187,6 +191,12 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     assert len(queries) == 2, [q["sql"] for q in queries]
     assert "FROM progress_exerciseprogress" in queries[0]["sql"] and "'shared'" in queries[0]["sql"]
     assert queries[1]["sql"].lstrip().startswith("WITH new_attempt AS")
+    # The process remembers the numbers it just graded on: the next answer is that one statement
+    # alone, which checks them (the same round and cohort) as it writes.
+    with CaptureQueriesContext(connection) as queries:
+        learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "3"})
+    (statement,) = [q["sql"] for q in queries]
+    assert statement.lstrip().startswith("WITH new_attempt AS") and "'shared'" in statement
 
     # The first solve also moves the streak, the day's activity and two global boards, in one
     # transaction: a fixed count, whatever the learner's history (the first statement is the
@@ -194,12 +204,58 @@ def test_grading_a_numeric_answer_costs_a_fixed_number_of_queries(student: User)
     right = correct_payload(ex, student)  # (read before counting: it looks up the learner's numbers)
     with CaptureQueriesContext(connection) as queries:
         learning_services.attempt_create(user=student, exercise=ex, payload=right)
-    statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]][1:]  # after the numbers' read
-    # ... and, for its first solve, makes the exercise's review card (a lock read and an insert).
-    assert len(statements) == 14, statements
+    statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
+    # ... and, for its first solve, makes the exercise's review card (a lock read and an insert),
+    # and last the two boards' shared bucket and slot rows (ScoreBucket, ScoreSlot: four upserts).
+    assert len(statements) == 18, statements
     assert statements[0].lstrip().startswith("WITH cur AS") and statements[1].lstrip().startswith("WITH new_attempt")
     # Answering a solved exercise again changes no streak or score: one statement, no transaction.
     with CaptureQueriesContext(connection) as queries:
         learning_services.attempt_create(user=student, exercise=ex, payload=right)
-    (statement,) = [q["sql"] for q in queries][1:]
+    (statement,) = [q["sql"] for q in queries]
     assert statement.lstrip().startswith("WITH cur AS")
+
+
+@pytest.mark.parametrize("moved", ["round", "cohort"])
+def test_remembered_numbers_that_moved_are_read_again_and_the_answer_graded_on_them(
+    student: User, make_user: Callable[..., User], moved: str
+) -> None:
+    """Numbers this process remembers are a hint: when they moved meanwhile (new numbers or a
+    cohort that shares its numbers, written by any process), the answer is graded on the numbers
+    the learner is on now, and stored once."""
+    ex = exercise("0.1")
+    learning_services.attempt_create(user=student, exercise=ex, payload={"answer": "1"})  # remembers round 1
+    before = correct_payload(ex, student)
+    if moved == "round":  # as another process's "new numbers" would
+        ExerciseProgress.objects.filter(user=student, exercise=ex).update(round=2)
+    else:
+        cohort = Cohort.objects.create(
+            name="Shared",
+            instructor=make_user("teacher", role=Role.INSTRUCTOR),
+            numbers=Cohort.Numbers.SHARED,
+            join_code="SHARED01",
+        )
+        CohortWorkbook.objects.create(cohort=cohort, workbook=ex.workbook)
+        Membership.objects.create(cohort=cohort, user=student)
+    now = correct_payload(ex, student)
+    assert now != before  # the exercise shows other numbers now
+    count = Attempt.objects.filter(user=student, exercise=ex).count()
+    with CaptureQueriesContext(connection) as queries:
+        stale = learning_services.attempt_create(user=student, exercise=ex, payload=before)
+    assert stale.attempt.verdict == Verdict.INCORRECT  # right only on the numbers it no longer shows
+    # It was right on the remembered numbers, so the checked writes (the one-round-trip try, then
+    # the completing one) both declined and wrote nothing; then the numbers read, the write again.
+    statements = [q["sql"].lstrip() for q in queries if "SAVEPOINT" not in q["sql"]]
+    assert [sql[:16] for sql in statements] == [
+        "WITH cur AS (\n  ",
+        "WITH new_attempt",
+        "SELECT\n  (SELECT",
+        "WITH new_attempt",
+    ]
+    assert Attempt.objects.filter(user=student, exercise=ex).count() == count + 1
+    solved = learning_services.attempt_create(user=student, exercise=ex, payload=now)
+    assert solved.attempt.verdict == Verdict.CORRECT and solved.first_solve
+    assert Attempt.objects.filter(user=student, exercise=ex).count() == count + 2
+    recorded = Attempt.objects.get(pk=solved.attempt.pk)
+    assert recorded.round == (2 if moved == "round" else 0)
+    assert ExerciseProgress.objects.get(user=student, exercise=ex).first_solve_attempt_id == solved.attempt.pk

@@ -3,8 +3,9 @@ progress rows of the exercises on a page, and where to continue."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
@@ -126,26 +127,77 @@ def numbers_seed(*, user_id: int, workbook_id: int) -> tuple[str, int]:
 # ``learner_numbers`` as one plain statement: composing the ORM query (two subqueries, three
 # joins) cost ~2 ms of Python on every graded answer to a varying exercise, more than PostgreSQL's
 # work on it (bench/grading_api.py). The same rows as ``_shared_cohort``; portable SQL (SQLite too).
-_LEARNER_NUMBERS_SQL = f"""
-SELECT
-  (SELECT ep.round FROM {ExerciseProgress._meta.db_table} ep WHERE ep.user_id = %s AND ep.exercise_id = %s LIMIT 1),
-  (SELECT m.cohort_id FROM {Membership._meta.db_table} m
+_ROUND_SQL = (
+    f"SELECT ep.round FROM {ExerciseProgress._meta.db_table} ep WHERE ep.user_id = %s AND ep.exercise_id = %s LIMIT 1"  # noqa: S608
+)
+_SHARED_SQL = f"""SELECT m.cohort_id FROM {Membership._meta.db_table} m
      JOIN {Cohort._meta.db_table} c ON c.id = m.cohort_id
      JOIN {CohortWorkbook._meta.db_table} a ON a.cohort_id = c.id
    WHERE m.user_id = %s AND c.numbers = %s AND a.workbook_id = %s
-   ORDER BY m.cohort_id LIMIT 1)
-"""  # noqa: S608 - table names are ours, values are parameters
+   ORDER BY m.cohort_id LIMIT 1"""  # noqa: S608 - table names are ours, values are parameters
+_LEARNER_NUMBERS_SQL = f"SELECT\n  ({_ROUND_SQL}),\n  ({_SHARED_SQL})\n"
+
+
+class LearnerNumbers(NamedTuple):
+    """Which numbers a learner is on in an exercise: ``learner_numbers`` and the cohort behind it."""
+
+    round: int  # 1 if never tried
+    seed: str
+    offset: int
+    cohort: int | None  # the cohort whose numbers they share, None: their own
+
+
+def _numbers_params(user_id: int, exercise: Exercise) -> list[Any]:
+    return [user_id, exercise.pk, user_id, Cohort.Numbers.SHARED.value, exercise.workbook_id]
+
+
+def learner_numbers_now(*, user_id: int, exercise: Exercise) -> LearnerNumbers:
+    """``learner_numbers`` with the cohort it comes from, in one query."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LEARNER_NUMBERS_SQL, _numbers_params(user_id, exercise))
+        round_, shared = cursor.fetchone() or (None, None)
+    return LearnerNumbers(1 if round_ is None else round_, *_seed(user_id, shared), shared)
 
 
 def learner_numbers(*, user_id: int, exercise: Exercise) -> tuple[int, str, int]:
     """The learner's round on an exercise (1 if never tried) and ``numbers_seed``, in one query:
-    the grading path reads it before every answer to a varying exercise."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _LEARNER_NUMBERS_SQL, [user_id, exercise.pk, user_id, Cohort.Numbers.SHARED.value, exercise.workbook_id]
-        )
-        round_, shared = cursor.fetchone() or (None, None)
-    return (1 if round_ is None else round_), *_seed(user_id, shared)
+    the grading path reads it before an answer to a varying exercise (unless it remembers them,
+    see ``learner_numbers_remembered``)."""
+    numbers = learner_numbers_now(user_id=user_id, exercise=exercise)
+    return numbers.round, numbers.seed, numbers.offset
+
+
+def learner_numbers_unchanged(*, user_id: int, exercise: Exercise, numbers: LearnerNumbers) -> tuple[str, list[Any]]:
+    """An SQL condition (and its parameters) that holds exactly when ``learner_numbers_now`` would
+    read ``numbers`` now. The grading path puts it in the attempt's own statement, so numbers
+    remembered from an earlier answer are checked in the same round trip as the write."""
+    params = _numbers_params(user_id, exercise)
+    condition = f"COALESCE(({_ROUND_SQL}), 1) = %s AND ({_SHARED_SQL}) IS NOT DISTINCT FROM %s"
+    return condition, [*params[:2], numbers.round, *params[2:], numbers.cohort]
+
+
+# The numbers each learner answered on last, per exercise, in this process: a hint that spares the
+# read on the next answer. Never trusted on its own: the write that uses it carries
+# ``learner_numbers_unchanged`` and records nothing when they moved (new numbers, a reset, a
+# cohort joined or left, in any process), and the caller then reads them and grades again.
+_REMEMBERED_MAX = 50_000
+_remembered: OrderedDict[tuple[int, int], LearnerNumbers] = OrderedDict()
+
+
+def learner_numbers_remembered(*, user_id: int, exercise_id: int) -> LearnerNumbers | None:
+    return _remembered.get((user_id, exercise_id))
+
+
+def learner_numbers_remember(*, user_id: int, exercise_id: int, numbers: LearnerNumbers | None) -> None:
+    """Keep (or, with None, forget) the numbers a learner answered on."""
+    key = (user_id, exercise_id)
+    if numbers is None:
+        _remembered.pop(key, None)
+        return
+    _remembered[key] = numbers
+    _remembered.move_to_end(key)
+    if len(_remembered) > _REMEMBERED_MAX:
+        _remembered.popitem(last=False)
 
 
 def finished_rounds(*, user_id: int, workbook_id: int, keys: Iterable[str]) -> dict[str, tuple[str, int]]:

@@ -105,10 +105,20 @@ class AttemptInsert:
     params: list[Any]
 
 
-def _record_sql(insert: AttemptInsert, *, guarded: bool) -> str:
+@dataclass(frozen=True)
+class AttemptGuard:
+    """A condition the attempt is written under, checked in its own statement (an SQL boolean
+    expression and its parameters): when it does not hold, nothing is written."""
+
+    sql: str
+    params: list[Any]
+
+
+def _record_sql(insert: AttemptInsert, *, guarded: bool, only_if: AttemptGuard | None = None) -> str:
+    where = f" WHERE {only_if.sql}" if only_if is not None else ""
     if guarded:
-        return f"{_IF_NOT_COMPLETING}\n    {insert.sql} FROM go{_RECORD_AFTER}"
-    return f"WITH new_attempt AS (\n    {insert.sql}{_RECORD_AFTER}"
+        return f"{_IF_NOT_COMPLETING}\n    {insert.sql} FROM go{where}{_RECORD_AFTER}"
+    return f"WITH new_attempt AS (\n    {insert.sql}{where}{_RECORD_AFTER}"
 
 
 def progress_lock(*, user: User, exercise: Exercise) -> ExerciseProgress:
@@ -120,35 +130,39 @@ def progress_lock(*, user: User, exercise: Exercise) -> ExerciseProgress:
 
 
 def attempt_record(
-    *, attempt: Attempt, insert: AttemptInsert, part_bit: int = 1, all_parts: int = 1
-) -> tuple[ExerciseProgress, bool]:
+    *, attempt: Attempt, insert: AttemptInsert, part_bit: int = 1, all_parts: int = 1, guard: AttemptGuard | None = None
+) -> tuple[ExerciseProgress, bool] | None:
     """Run an unsaved, graded attempt's ``insert`` and count it in the learner's progress, atomically
     (PostgreSQL; elsewhere the owner saves the attempt and calls ``attempt_count``).
 
     ``part_bit`` is the part this attempt answers (1 for a one-part exercise); ``all_parts`` the
     bits that make the exercise solved. Returns the updated progress row and whether this attempt
     is the one that solved the exercise (then the streak and scores moved with it, in the same
-    transaction). ``attempt`` comes back with its pk set.
+    transaction). ``attempt`` comes back with its pk set. With ``guard``, the attempt is written
+    only if the guard holds, checked in the same statement; None when it did not (nothing written).
     """
     bit = part_bit if attempt.verdict == Verdict.CORRECT else 0
     completes = bit != 0 and bit == all_parts
     workbook_id = attempt.exercise.workbook_id
+    extra = guard.params if guard is not None else []
     params: list[Any] = [
-        *insert.params,
+        *insert.params, *extra,
         attempt.user_id, attempt.exercise_id, workbook_id, int(attempt.counted), completes, completes, bit,
         completes, completes, completes and attempt.accepted_with_note,
         *[all_parts] * _TAIL_PARAMS,
     ]  # fmt: skip
     if bit == 0:
         # A wrong answer changes no streak or score: one statement, atomic on its own.
-        return _run_record(attempt, workbook_id, _record_sql(insert, guarded=False), params, saved=False)
-    guard = [attempt.user_id, attempt.exercise_id, bit, all_parts, bit, all_parts]
+        return _try_record(attempt, workbook_id, _record_sql(insert, guarded=False, only_if=guard), params, saved=False)
+    checks = [attempt.user_id, attempt.exercise_id, bit, all_parts, bit, all_parts]
     never = [*params[:-_TAIL_PARAMS], *[-1] * _TAIL_PARAMS]  # the upsert's "all parts": it cannot complete
-    recorded = _try_record(attempt, workbook_id, _record_sql(insert, guarded=True), guard + never, saved=False)
+    sql = _record_sql(insert, guarded=True, only_if=guard)
+    recorded = _try_record(attempt, workbook_id, sql, checks + never, saved=False)
     if recorded is not None:
         return recorded
     with transaction.atomic():
-        return _run_record(attempt, workbook_id, _record_sql(insert, guarded=False), params, saved=False)
+        # Completing (or the guard failed: then this writes nothing either).
+        return _try_record(attempt, workbook_id, _record_sql(insert, guarded=False, only_if=guard), params, saved=False)
 
 
 def attempt_count(*, attempt: Attempt, part_bit: int = 1, all_parts: int = 1) -> tuple[ExerciseProgress, bool]:
