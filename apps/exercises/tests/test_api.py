@@ -320,9 +320,10 @@ PINNED_LEARNER_ID = 900_002
 
 
 class _DrawByChapterNumber:
-    """``apps.learning.selectors``' view of the variants module, drawing by the chapter's number
-    rather than its database id: ids differ between the pytest-xdist workers' databases (and grow
-    with every re-sync), numbers do not, so the pinned learner gets the same numbers everywhere."""
+    """The variants module as learners' draws see it (``apps.learning.selectors``, ``cache.drawn``),
+    drawing by the chapter's number rather than its database id: ids differ between the pytest-xdist
+    workers' databases (and grow with every re-sync), numbers do not, so the pinned learner gets the
+    same numbers everywhere."""
 
     def __init__(self) -> None:
         self.numbers = dict(Chapter.objects.values_list("pk", "number"))
@@ -336,7 +337,11 @@ class _DrawByChapterNumber:
 
 @pytest.fixture
 def pinned_learner(db: None, monkeypatch: pytest.MonkeyPatch) -> tuple[APIClient, User]:
+    # Learners' numbers are drawn through the per-process cache (cache.drawn), whose draws made
+    # before this test were made by chapter id: it draws by number here, from an empty cache.
     monkeypatch.setattr(learning_selectors, "variants", _DrawByChapterNumber())
+    monkeypatch.setattr(cache, "variants", _DrawByChapterNumber())
+    monkeypatch.setattr(cache, "_drawn", cache._LRU())
     user = User(pk=PINNED_LEARNER_ID, username="pinned-learner")
     user.set_password("a-strong-pass-123")
     user.save()
