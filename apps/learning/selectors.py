@@ -227,7 +227,7 @@ def exercise_page(*, user: User, exercise: Exercise) -> ExercisePage:
     assert version is not None
     progress = state_of(progress_row(user_id=user.pk, exercise_id=exercise.pk))
     previous, following = _neighbours(exercise)
-    variant = _page_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
+    variant = learner_variant(user_id=user.pk, exercise=exercise, version=version, round=progress.round)
     last_code = (
         exercise_selectors.last_code_attempt(user=user, exercise=exercise)
         if cache.resolved(version).spec.code is not None
@@ -306,13 +306,3 @@ def _neighbours(exercise: Exercise) -> tuple[str | None, str | None]:
     if memo is None:
         memo = exercise.__dict__["_page_neighbours"] = exercise_selectors.neighbours(exercise=exercise)
     return memo
-
-
-def _page_variant(*, user_id: int, exercise: Exercise, version: ExerciseVersion, round: int) -> Variant:  # noqa: A002
-    """``learner_variant`` with whose numbers read in one plain statement (``learner_numbers``)."""
-    spec = cache.resolved(version).spec
-    if spec.vary is None:
-        return _knowing(variants.SEED, user_id=user_id, exercise=exercise, version=version, round=round)
-    _, seed, offset = progress_selectors.learner_numbers(user_id=user_id, exercise=exercise)
-    found = cache.drawn(version, seed=seed, chapter=exercise.chapter_id, round=max(0, round + offset))
-    return _knowing(found, user_id=user_id, exercise=exercise, version=version, round=round)

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, Value, When
 
 from apps.accounts.models import User
 from apps.exercises.choices import AttemptStatus
@@ -100,16 +100,6 @@ def continue_point(*, user: User) -> Exercise | None:
     return ranked.order_by("after", *order).first()
 
 
-def _shared_cohort(user_id: int, workbook_id: int) -> QuerySet[Membership, Any]:
-    return (
-        Membership.objects.filter(
-            user_id=user_id, cohort__numbers=Cohort.Numbers.SHARED, cohort__assignments__workbook_id=workbook_id
-        )
-        .order_by("cohort_id")
-        .values("cohort_id")[:1]
-    )
-
-
 def _seed(user_id: int, shared: int | None) -> tuple[str, int]:
     return (f"cohort:{shared}", -1) if shared is not None else (f"learner:{user_id}", 0)
 
@@ -120,13 +110,15 @@ def numbers_seed(*, user_id: int, workbook_id: int) -> tuple[str, int]:
     A learner in a cohort that shares numbers (and is assigned this workbook) gets the cohort's,
     from the seed's own numbers on (their round 1 is round 0); anyone else their own.
     """
-    shared = _shared_cohort(user_id, workbook_id).values_list("cohort_id", flat=True).first()
-    return _seed(user_id, shared)
+    with connection.cursor() as cursor:
+        cursor.execute(_SHARED_SQL, [user_id, Cohort.Numbers.SHARED.value, workbook_id])
+        row = cursor.fetchone()
+    return _seed(user_id, row[0] if row is not None else None)
 
 
-# ``learner_numbers`` as one plain statement: composing the ORM query (two subqueries, three
-# joins) cost ~2 ms of Python on every graded answer to a varying exercise, more than PostgreSQL's
-# work on it (bench/grading_api.py). The same rows as ``_shared_cohort``; portable SQL (SQLite too).
+# Whose numbers, as plain statements: composing the ORM queries (two subqueries, three joins) cost
+# ~2 ms of Python on every graded answer to a varying exercise and every visit to one, more than
+# PostgreSQL's work on them (bench/grading_api.py, bench/pages.py). Portable SQL (SQLite too).
 _ROUND_SQL = (
     f"SELECT ep.round FROM {ExerciseProgress._meta.db_table} ep WHERE ep.user_id = %s AND ep.exercise_id = %s LIMIT 1"  # noqa: S608
 )
